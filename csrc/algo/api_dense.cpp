@@ -1,0 +1,143 @@
+// C API: dense collectives. Validates everything before the first message (a
+// bad argument is reported locally, never half-way through a schedule), picks
+// the algorithm, runs the schedule, applies avg's division once.
+#include <cstdint>
+
+#include "algo/dense.h"
+#include "core/api_guard.h"
+
+namespace sc {
+namespace {
+
+void checkCall(scComm* comm, scDataType_t dt, void* stream) {
+  checkComm(comm);
+  checkDtype(dt);
+  if (!comm->device())
+    SC_ARG(stream == nullptr, "stream must be NULL on a host communicator");
+}
+
+void checkBuffers(scComm* comm, const void* send, size_t sendElems, const void* recv, size_t recvElems,
+                  scDataType_t dt) {
+  const size_t esz = dtypeSize(dt);
+  SC_ARG(sendElems <= SIZE_MAX / esz && recvElems <= SIZE_MAX / esz,
+         "element count overflows the byte size of a buffer");
+  if (sendElems) {
+    SC_ARG(send != nullptr, "sendbuf is NULL with a non-zero count");
+    comm->backend->checkPointer(send, "sendbuf");
+  }
+  if (recvElems) {
+    SC_ARG(recv != nullptr, "recvbuf is NULL with a non-zero count");
+    comm->backend->checkPointer(recv, "recvbuf");
+  }
+}
+
+size_t mulChecked(size_t a, size_t b) {
+  SC_ARG(a == 0 || b <= SIZE_MAX / a, "count ", b, " times ", a, " ranks overflows size_t");
+  return a * b;
+}
+
+void finishAvg(Ctx& c, scAlgo_t algo, void* buf, size_t n) {
+  if (c.op == scAvg && c.size > 1 && !(algo == scAlgoNative && c.comm.transport->nativeHasAvg()))
+    c.comm.backend->divide(buf, n, c.dt, c.size, c.stream);
+}
+
+// Native calls get sum when the library has no avg; finishAvg divides.
+scRedOp_t nativeOp(const Ctx& c) {
+  return c.op == scAvg && !c.comm.transport->nativeHasAvg() ? scSum : c.op;
+}
+
+}  // namespace
+}  // namespace sc
+
+using namespace sc;
+
+extern "C" scResult_t scAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op,
+                                  scAlgo_t algo, scComm_t comm, void* stream) {
+  return scGuard(comm, [&] {
+    checkCall(comm, dt, stream);
+    checkOp(op);
+    checkBuffers(comm, send, count, recv, count, dt);
+    if (count == 0) return;
+    Ctx c(*comm, dt, op, stream);
+    const scAlgo_t a = chooseAlgo(*comm, Coll::AllReduce, algo, count * c.esz);
+    if (c.size == 1) {
+      c.copy(recv, send, count);
+      return;
+    }
+    switch (a) {
+      case scAlgoRing: ringAllReduce(c, send, recv, count); break;
+      case scAlgoRabenseifner: rabenseifnerAllReduce(c, send, recv, count); break;
+      case scAlgoRecDbl: recdblAllReduce(c, send, recv, count); break;
+      case scAlgoNative: comm->transport->nativeAllReduce(send, recv, count, dt, nativeOp(c), stream, c.dl); break;
+      default: SC_THROW(scInternalError, "unresolved algorithm");
+    }
+    finishAvg(c, a, recv, count);
+  });
+}
+
+extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt,
+                                      scRedOp_t op, scAlgo_t algo, scComm_t comm, void* stream) {
+  return scGuard(comm, [&] {
+    checkCall(comm, dt, stream);
+    checkOp(op);
+    const size_t total = mulChecked(comm->size(), recvcount);
+    checkBuffers(comm, send, total, recv, recvcount, dt);
+    if (recvcount == 0) return;
+    Ctx c(*comm, dt, op, stream);
+    const scAlgo_t a = chooseAlgo(*comm, Coll::ReduceScatter, algo, total * c.esz);
+    if (c.size == 1) {
+      c.copy(recv, send, recvcount);
+      return;
+    }
+    switch (a) {
+      case scAlgoRing: {
+        char* work = c.scratch(2, total);
+        ringReduceScatter(c, send, work, Blocks{total, size_t(c.size)});
+        c.copy(recv, c.at(work, c.rank * recvcount), recvcount);
+        break;
+      }
+      case scAlgoRabenseifner: halvingReduceScatter(c, send, recv, recvcount); break;
+      case scAlgoNative:
+        comm->transport->nativeReduceScatter(send, recv, recvcount, dt, nativeOp(c), stream, c.dl);
+        break;
+      default: SC_THROW(scInternalError, "unresolved algorithm");
+    }
+    finishAvg(c, a, recv, recvcount);
+  });
+}
+
+extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt,
+                                  scAlgo_t algo, scComm_t comm, void* stream) {
+  return scGuard(comm, [&] {
+    checkCall(comm, dt, stream);
+    const size_t total = mulChecked(comm->size(), sendcount);
+    checkBuffers(comm, send, sendcount, recv, total, dt);
+    if (sendcount == 0) return;
+    Ctx c(*comm, dt, scSum, stream);
+    const scAlgo_t a = chooseAlgo(*comm, Coll::AllGather, algo, total * c.esz);
+    switch (a) {
+      case scAlgoRing:
+        c.copy(c.at(recv, c.rank * sendcount), send, sendcount);
+        ringAllGather(c, recv, Blocks{total, size_t(c.size)});
+        break;
+      case scAlgoRecDbl: doublingAllGather(c, send, recv, sendcount); break;
+      case scAlgoNative: comm->transport->nativeAllGather(send, recv, sendcount, dt, stream, c.dl); break;
+      default: SC_THROW(scInternalError, "unresolved algorithm");
+    }
+  });
+}
+
+extern "C" scResult_t scBarrier(scComm_t comm, void* stream) {
+  return scGuard(comm, [&] {
+    checkComm(comm);
+    comm->transport->barrier(stream, comm->deadline());
+  });
+}
+
+extern "C" scResult_t scAllReduceAlgoFor(scComm_t comm, size_t bytes, scAlgo_t* algo) {
+  return scGuard(comm, [&] {
+    checkComm(comm);
+    SC_ARG(algo != nullptr, "algo output is NULL");
+    *algo = chooseAlgo(*comm, Coll::AllReduce, scAlgoAuto, bytes);
+  });
+}

@@ -1,0 +1,15 @@
+#include "algo/ctx.h"
+
+namespace sc {
+
+std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) {
+  ops.erase(std::remove_if(ops.begin(), ops.end(), [](const P2POp& o) { return o.bytes == 0 || o.peer < 0; }),
+            ops.end());
+  for (const auto& o : ops) {
+    if (o.kind == P2POp::Send) { comm.stats.bytesSent += o.bytes; comm.stats.msgsSent++; }
+    else { comm.stats.bytesRecv += o.bytes; comm.stats.msgsRecv++; }
+  }
+  return comm.transport->post(ops, stream, dl);
+}
+
+}  // namespace sc

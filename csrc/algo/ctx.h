@@ -1,0 +1,74 @@
+// What a schedule sees: the primitives send/recv (in rounds), reduce, copy and
+// scratch memory, bound to one call (dtype, op, stream, deadline). Traffic is
+// counted here, once, whatever the transport.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "core/comm.h"
+
+namespace sc {
+
+// count elements split into `parts` contiguous blocks, sizes differing by at most one.
+struct Blocks {
+  size_t count;
+  size_t parts;
+  size_t off(size_t i) const { return i * (count / parts) + std::min(i, count % parts); }
+  size_t len(size_t i) const { return count / parts + (i < count % parts ? 1 : 0); }
+};
+
+class Ctx {
+ public:
+  Ctx(scComm& c, scDataType_t dt, scRedOp_t op, void* stream)
+      : comm(c), dt(dt), op(op), esz(dtypeSize(dt)), rank(c.rank()), size(c.size()),
+        stream(stream), dl(c.deadline()) {}
+
+  scComm& comm;
+  const scDataType_t dt;
+  const scRedOp_t op;
+  const size_t esz;
+  const int rank, size;
+  void* const stream;
+  const Deadline dl;
+
+  // Element pointer arithmetic on untyped buffers.
+  char* at(void* base, size_t elem) const { return static_cast<char*>(base) + elem * esz; }
+  const char* at(const void* base, size_t elem) const { return static_cast<const char*>(base) + elem * esz; }
+
+  // Posts a round; zero-byte messages are dropped (both sides derive sizes from
+  // the same layout, so they agree on which messages exist).
+  std::unique_ptr<Round> post(std::vector<P2POp> ops);
+  void exchange(std::vector<P2POp> ops) { post(std::move(ops))->wait(dl); }
+  // One send and one receive in a round (either may be skipped with peer < 0).
+  void sendrecv(int to, const void* sbuf, size_t selems, int from, void* rbuf, size_t relems) {
+    exchange({send(to, sbuf, selems), recv(from, rbuf, relems)});
+  }
+  P2POp send(int to, const void* buf, size_t elems) const {
+    return {P2POp::Send, to, const_cast<void*>(buf), to < 0 ? 0 : elems * esz};
+  }
+  P2POp recv(int from, void* buf, size_t elems) const {
+    return {P2POp::Recv, from, buf, from < 0 ? 0 : elems * esz};
+  }
+
+  // dst = a op b over n elements.
+  void reduce(void* dst, const void* a, const void* b, size_t n) {
+    if (n) comm.backend->reduce(dst, a, b, n, dt, op, stream);
+  }
+  void copy(void* dst, const void* src, size_t n) {
+    if (n && dst != src) comm.backend->copy(dst, src, n * esz, stream);
+  }
+  char* scratch(int slot, size_t elems) { return comm.scratch(slot, std::max<size_t>(elems * esz, 1)); }
+  // Elements per pipeline slice (ring schedules).
+  size_t sliceElems() const { return std::max<size_t>(1, comm.pipelineBytes() / esz); }
+};
+
+// Largest power of two <= p.
+inline int pow2Floor(int p) {
+  int q = 1;
+  while (q * 2 <= p) q *= 2;
+  return q;
+}
+
+}  // namespace sc

@@ -1,0 +1,34 @@
+// Dense collective schedules. Each is written once over Ctx's primitives and
+// runs on every transport/backend pair. Buffers are untyped; counts are in
+// elements of ctx.dt. avg is reduced as sum here; the entry points divide once.
+#pragma once
+
+#include "algo/ctx.h"
+
+namespace sc {
+
+// --- ring (Patarasuk & Yuan) -------------------------------------------------
+// Ring reduce-scatter over the P blocks of L: reads src (never written unless it
+// aliases work); on return work's block `rank` holds the reduction of that block.
+void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L);
+// Ring allgather: buf's block `rank` is filled on entry; on return all are.
+void ringAllGather(Ctx& c, void* buf, const Blocks& L);
+void ringAllReduce(Ctx& c, const void* send, void* recv, size_t count);
+
+// --- Rabenseifner: recursive halving + recursive doubling, any P -------------
+void rabenseifnerAllReduce(Ctx& c, const void* send, void* recv, size_t count);
+void halvingReduceScatter(Ctx& c, const void* send, void* recv, size_t recvcount);
+void doublingAllGather(Ctx& c, const void* send, void* recv, size_t sendcount);
+
+// --- recursive doubling on the whole vector (small messages) ----------------
+void recdblAllReduce(Ctx& c, const void* send, void* recv, size_t count);
+
+// --- the cost model behind scAlgoAuto ------------------------------------------
+enum class Coll { AllReduce, ReduceScatter, AllGather };
+// Predicted seconds of `algo` for `bytes` (the full vector) on this communicator.
+double predictSeconds(const scComm& comm, Coll coll, scAlgo_t algo, size_t bytes);
+// Resolves scAlgoAuto (config, SPARCOLL_ALGO, then the model) and validates the
+// algorithm for the collective.
+scAlgo_t chooseAlgo(const scComm& comm, Coll coll, scAlgo_t requested, size_t bytes);
+
+}  // namespace sc

@@ -1,0 +1,55 @@
+// Ring allreduce (Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms
+// for clusters of workstations"): P-1 steps of reduce-scatter around the ring,
+// then P-1 steps of allgather. Each rank sends 2(P-1)/P of the vector — the
+// lower bound for allreduce. Steps are cut into slices so a bounded scratch
+// buffer suffices and the reduction of slice k overlaps the transfer of k+1.
+#include "algo/dense.h"
+
+namespace sc {
+namespace {
+inline int mod(int a, int p) { return ((a % p) + p) % p; }
+}  // namespace
+
+void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L) {
+  const int P = c.size, r = c.rank, right = mod(r + 1, P), left = mod(r - 1, P);
+  if (P == 1) { c.copy(c.at(work, L.off(0)), c.at(src, L.off(0)), L.len(0)); return; }
+  const size_t S = c.sliceElems();
+  char* tmp[2] = {c.scratch(0, S), c.scratch(1, S)};
+  // Step s: send block r-s-1 (partial sum), receive block r-s-2 and add our own
+  // contribution; after P-1 steps block r has passed every rank.
+  for (int s = 0; s < P - 1; ++s) {
+    const size_t sb = mod(r - s - 1, P), rb = mod(r - s - 2, P);
+    const char* sendBase = c.at(s == 0 ? src : work, L.off(sb));
+    const size_t slen = L.len(sb), rlen = L.len(rb);
+    const size_t nslices = std::max((slen + S - 1) / S, (rlen + S - 1) / S);
+    auto sliceLen = [&](size_t len, size_t k) { return k * S < len ? std::min(S, len - k * S) : 0; };
+    auto postSlice = [&](size_t k) {
+      return c.post({c.send(right, sendBase + k * S * c.esz, sliceLen(slen, k)),
+                     c.recv(left, tmp[k % 2], sliceLen(rlen, k))});
+    };
+    auto pending = nslices ? postSlice(0) : nullptr;
+    for (size_t k = 0; k < nslices; ++k) {
+      pending->wait(c.dl);
+      pending = k + 1 < nslices ? postSlice(k + 1) : nullptr;
+      const size_t off = L.off(rb) + k * S;
+      c.reduce(c.at(work, off), tmp[k % 2], c.at(src, off), sliceLen(rlen, k));
+    }
+  }
+}
+
+void ringAllGather(Ctx& c, void* buf, const Blocks& L) {
+  const int P = c.size, r = c.rank, right = mod(r + 1, P), left = mod(r - 1, P);
+  // Step s: forward block r-s (ours at s = 0), receive block r-s-1 in place.
+  for (int s = 0; s < P - 1; ++s) {
+    const size_t sb = mod(r - s, P), rb = mod(r - s - 1, P);
+    c.sendrecv(right, c.at(buf, L.off(sb)), L.len(sb), left, c.at(buf, L.off(rb)), L.len(rb));
+  }
+}
+
+void ringAllReduce(Ctx& c, const void* send, void* recv, size_t count) {
+  const Blocks L{count, size_t(c.size)};
+  ringReduceScatter(c, send, recv, L);
+  ringAllGather(c, recv, L);
+}
+
+}  // namespace sc

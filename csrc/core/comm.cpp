@@ -1,0 +1,88 @@
+#include "core/comm.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace sc {
+namespace {
+
+double envDouble(const char* name, double dflt) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return dflt;
+  char* end = nullptr;
+  double d = std::strtod(v, &end);
+  SC_ARG(end && *end == '\0', "environment variable ", name, "='", v, "' is not a number");
+  return d;
+}
+
+}  // namespace
+
+bool parseAlgo(const char* s, scAlgo_t* out) {
+  for (int i = 0; i < scNumAlgos; ++i)
+    if (std::strcmp(s, algoName(scAlgo_t(i))) == 0) { *out = scAlgo_t(i); return true; }
+  return false;
+}
+
+const char* algoName(scAlgo_t a) {
+  static const char* names[] = {"auto", "ring", "rabenseifner", "recdbl", "native"};
+  return (a >= 0 && a < scNumAlgos) ? names[a] : "?";
+}
+
+Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
+  Config c;
+  c.transport = transport;
+  if (in) {
+    SC_ARG(in->size == 0 || in->size >= sizeof(scConfig_t),
+           "scConfig_t.size is ", in->size, ", expected ", sizeof(scConfig_t),
+           " (initialise it with SC_CONFIG_INITIALIZER)");
+    SC_ARG(in->algo >= 0 && in->algo < scNumAlgos, "unknown algorithm ", int(in->algo), " in scConfig_t");
+    c.device = in->device;
+    if (in->timeoutSeconds > 0) c.timeout = in->timeoutSeconds;
+    else c.timeout = envDouble("SPARCOLL_TIMEOUT", 300.0);
+    c.algo = in->algo;
+    c.pipelineBytes = in->pipelineBytes;
+  } else {
+    c.timeout = envDouble("SPARCOLL_TIMEOUT", 300.0);
+  }
+  SC_ARG(c.timeout > 0, "timeout must be positive, got ", c.timeout);
+  if (const char* a = std::getenv("SPARCOLL_ALGO"); a && *a) {
+    SC_ARG(parseAlgo(a, &c.algo), "SPARCOLL_ALGO='", a,
+           "' is not one of auto, ring, rabenseifner, recdbl, native");
+  }
+  if (std::getenv("SPARCOLL_PIPELINE_BYTES"))
+    c.pipelineBytes = size_t(envDouble("SPARCOLL_PIPELINE_BYTES", 0));
+  // Default model parameters per transport (fitted on this project's machines,
+  // see README "Choosing an algorithm"); environment overrides them.
+  switch (transport) {
+    case scTransportNccl: c.alpha = 10e-6; c.beta = 1.0 / 20e9; c.gamma = 1.0 / 400e9; break;
+    case scTransportLocal: c.alpha = 3e-6; c.beta = 1.0 / 6e9; c.gamma = 1.0 / 4e9; break;
+    default: c.alpha = 5e-6; c.beta = 1.0 / 4e9; c.gamma = 1.0 / 4e9; break;
+  }
+  c.alpha = envDouble("SPARCOLL_ALPHA", c.alpha);
+  c.beta = envDouble("SPARCOLL_BETA", c.beta);
+  c.gamma = envDouble("SPARCOLL_GAMMA", c.gamma);
+  return c;
+}
+
+}  // namespace sc
+
+scComm::~scComm() {
+  for (auto& s : scratch_) backend->release(s.first);
+}
+
+char* scComm::scratch(int slot, size_t bytes) {
+  if (scratch_.size() <= size_t(slot)) scratch_.resize(slot + 1, {nullptr, 0});
+  auto& s = scratch_[slot];
+  if (s.second < bytes) {
+    if (s.first) {
+      // The previous buffer may still be in use by queued device work.
+      backend->sync(nullptr, deadline());
+      backend->release(s.first);
+      s = {nullptr, 0};
+    }
+    s.first = backend->alloc(bytes);
+    s.second = bytes;
+  }
+  return static_cast<char*>(s.first);
+}

@@ -1,0 +1,56 @@
+// Element types and reduction operators: sizes, names, validation, and a
+// dispatcher that maps scDataType_t to a C++ storage type. float16/bfloat16 are
+// stored as 16-bit patterns (Half/BFloat16) and computed in float32.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace sc {
+
+struct Half { uint16_t bits; };
+struct BFloat16 { uint16_t bits; };
+
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);  // round to nearest even
+inline float bf16ToFloat(uint16_t b) {
+  uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t floatToBf16(float f);  // round to nearest even, NaN preserved
+
+size_t dtypeSize(scDataType_t t);
+const char* dtypeName(scDataType_t t);
+const char* opName(scRedOp_t op);
+bool dtypeIsFloat(scDataType_t t);
+// Parses "float32", "f32", "float", "int32", ... (nccl-tests names accepted).
+bool parseDtype(const char* s, scDataType_t* out);
+bool parseOp(const char* s, scRedOp_t* out);
+
+inline void checkDtype(int t) { SC_ARG(t >= 0 && t < scNumTypes, "unknown data type ", t); }
+inline void checkOp(int op) { SC_ARG(op >= 0 && op < scNumOps, "unknown reduction op ", op); }
+
+// Calls f(T{}) with T the storage type of `t`.
+template <typename F>
+decltype(auto) dispatchDtype(scDataType_t t, F&& f) {
+  switch (t) {
+    case scInt8: return f(int8_t{});
+    case scUint8: return f(uint8_t{});
+    case scInt32: return f(int32_t{});
+    case scUint32: return f(uint32_t{});
+    case scInt64: return f(int64_t{});
+    case scUint64: return f(uint64_t{});
+    case scFloat16: return f(Half{});
+    case scFloat32: return f(float{});
+    case scFloat64: return f(double{});
+    case scBfloat16: return f(BFloat16{});
+    default: SC_THROW(scInvalidArgument, "unknown data type ", int(t));
+  }
+}
+
+}  // namespace sc

@@ -1,0 +1,148 @@
+/*
+ * sparcoll — GPU-resident dense and sparse collectives.
+ *
+ * C API. Usable from C and C++ without CUDA or MPI headers: streams are passed
+ * as `void*` (a cudaStream_t for device communicators, NULL for host ones) and
+ * MPI communicators as a pointer to an MPI_Comm.
+ *
+ * Conventions (same as NCCL):
+ *  - Every call returns an scResult_t; scSuccess is 0. On failure the
+ *    communicator keeps a detailed message (with the file:line where it was
+ *    raised) that scGetLastError() returns. Failures without a communicator
+ *    (NULL comm, failed init) are kept per thread: scGetLastError(NULL).
+ *  - A communicator is used by one thread at a time.
+ *  - Buffers live where the communicator's transport expects them: host memory
+ *    for the mpi transport and host-local communicators, device memory for the
+ *    nccl transport and device-local communicators. A pointer of the wrong kind
+ *    is rejected with scInvalidArgument when it can be detected (CUDA builds).
+ *  - Every blocking wait has a deadline (scConfig_t.timeoutSeconds, default
+ *    300 s, or env SPARCOLL_TIMEOUT). On expiry the call returns scTimeout and
+ *    the communicator is aborted: every later call on it fails fast with
+ *    scInvalidUsage and a message naming the original failure.
+ *  - Device communicators are stream-ordered like NCCL: a call enqueues its work
+ *    on `stream` and returns; host waits happen only where a size must be read
+ *    back (sparse collectives) and are bounded by the same deadline.
+ */
+#ifndef SPARCOLL_SPARCOLL_H_
+#define SPARCOLL_SPARCOLL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPARCOLL_VERSION_MAJOR 0
+#define SPARCOLL_VERSION_MINOR 1
+#define SPARCOLL_VERSION_PATCH 0
+
+typedef struct scComm* scComm_t;
+
+typedef enum {
+  scSuccess = 0,
+  scInvalidArgument = 1, /* bad pointer, count, dtype, op, algo, ... */
+  scInvalidUsage = 2,    /* call not valid in this state (aborted comm, missing feature) */
+  scSystemError = 3,     /* OS / allocation failure */
+  scCudaError = 4,
+  scNcclError = 5,
+  scMpiError = 6,
+  scTimeout = 7,         /* a deadline expired; the communicator is now aborted */
+  scRemoteError = 8,     /* a peer reported a failure or a mismatch (e.g. sizes differ) */
+  scInternalError = 9,
+  scNumResults = 10
+} scResult_t;
+
+/* Same order as ncclDataType_t. float16/bfloat16 accumulate in float32. */
+typedef enum {
+  scInt8 = 0, scUint8 = 1, scInt32 = 2, scUint32 = 3, scInt64 = 4, scUint64 = 5,
+  scFloat16 = 6, scFloat32 = 7, scFloat64 = 8, scBfloat16 = 9, scNumTypes = 10
+} scDataType_t;
+
+/* scAvg = sum followed by division by the number of ranks (integer types
+ * truncate toward zero, as integer division does). */
+typedef enum { scSum = 0, scProd = 1, scMax = 2, scMin = 3, scAvg = 4, scNumOps = 5 } scRedOp_t;
+
+/* Dense algorithms.
+ *  ring         Patarasuk & Yuan: ring reduce-scatter + ring allgather,
+ *               pipelined in slices (scConfig_t.pipelineBytes). 2(P-1) steps.
+ *  rabenseifner recursive-halving reduce-scatter + recursive-doubling
+ *               allgather; non-power-of-two P folds the first 2r ranks,
+ *               r = P - 2^floor(log2 P). 2 log2 P' steps (+2 for the fold).
+ *  recdbl       recursive doubling on the whole vector: log2 P' steps; for
+ *               small messages.
+ *  native       MPI_Allreduce / ncclAllReduce (the baseline).
+ *  auto         alpha-beta cost model (see README); env SPARCOLL_ALGO forces one.
+ * For scReduceScatter: ring, rabenseifner (recursive halving), native, auto.
+ * For scAllGather: ring, recdbl (recursive doubling), native, auto. */
+typedef enum {
+  scAlgoAuto = 0, scAlgoRing = 1, scAlgoRabenseifner = 2, scAlgoRecDbl = 3, scAlgoNative = 4,
+  scNumAlgos = 5
+} scAlgo_t;
+
+typedef enum { scTransportMpi = 0, scTransportNccl = 1, scTransportLocal = 2 } scTransport_t;
+
+typedef struct {
+  size_t size;               /* sizeof(scConfig_t): lets the struct grow compatibly */
+  scTransport_t transport;   /* for scCommInitMpi: mpi (host buffers) or nccl (device buffers) */
+  int device;                /* nccl: CUDA device, -1 = pick by node-local rank */
+  double timeoutSeconds;     /* <= 0: env SPARCOLL_TIMEOUT, else 300 */
+  scAlgo_t algo;             /* what scAlgoAuto resolves to; scAlgoAuto = cost model */
+  size_t pipelineBytes;      /* ring slice size in bytes; 0 = default (1 MiB host, 4 MiB device) */
+} scConfig_t;
+
+#define SC_CONFIG_INITIALIZER { sizeof(scConfig_t), scTransportMpi, -1, 0.0, scAlgoAuto, 0 }
+
+typedef struct {
+  uint64_t bytesSent, bytesRecv, msgsSent, msgsRecv;
+} scStats_t;
+
+const char* scGetErrorString(scResult_t result);
+/* Detailed message of the last failure on `comm` (NULL: this thread's last
+ * failure without a communicator). Never NULL; "" when there was none. */
+const char* scGetLastError(scComm_t comm);
+void scGetVersion(int* major, int* minor, int* patch);
+
+/* One communicator per MPI rank. mpiComm points to an MPI_Comm (NULL = MPI_COMM_WORLD);
+ * MPI must be initialised. The communicator duplicates it. With cfg->transport ==
+ * scTransportNccl the NCCL communicator is bootstrapped over it (rank 0 creates the
+ * unique id and broadcasts it); the device is cfg->device or the node-local rank. */
+scResult_t scCommInitMpi(scComm_t* comm, const void* mpiComm, const scConfig_t* cfg);
+
+/* nranks communicators for nranks threads of this process (comms[i] is rank i).
+ * devices == NULL: host memory. Otherwise devices[i] is rank i's CUDA device;
+ * several ranks may share one device. Each communicator must then be used from its
+ * own thread, concurrently, as with MPI ranks. */
+scResult_t scCommInitLocal(scComm_t* comms, int nranks, const int* devices, const scConfig_t* cfg);
+
+scResult_t scCommDestroy(scComm_t comm);
+scResult_t scCommRank(scComm_t comm, int* rank);
+scResult_t scCommSize(scComm_t comm, int* size);
+/* 1 when the communicator works on device buffers. */
+scResult_t scCommIsDevice(scComm_t comm, int* isDevice);
+/* Traffic counted by sparcoll's own schedules (point-to-point bytes and messages
+ * this rank sent/received). Native calls are not counted: the library hides them. */
+scResult_t scCommGetStats(scComm_t comm, scStats_t* stats);
+scResult_t scCommResetStats(scComm_t comm);
+/* The algorithm scAlgoAuto would choose for an allreduce of `bytes` bytes. */
+scResult_t scAllReduceAlgoFor(scComm_t comm, size_t bytes, scAlgo_t* algo);
+
+/* recvbuf[i] = op over ranks of sendbuf[i], i < count. In place when sendbuf == recvbuf. */
+scResult_t scAllReduce(const void* sendbuf, void* recvbuf, size_t count, scDataType_t dtype,
+                       scRedOp_t op, scAlgo_t algo, scComm_t comm, void* stream);
+/* sendbuf holds nranks*recvcount elements; rank r receives block r reduced.
+ * In place when recvbuf == sendbuf + rank*recvcount (NCCL's convention). */
+scResult_t scReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, scDataType_t dtype,
+                           scRedOp_t op, scAlgo_t algo, scComm_t comm, void* stream);
+/* recvbuf holds nranks*sendcount elements, block r from rank r.
+ * In place when sendbuf == recvbuf + rank*sendcount. */
+scResult_t scAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, scDataType_t dtype,
+                       scAlgo_t algo, scComm_t comm, void* stream);
+/* Waits (bounded by the deadline) until every rank of the communicator called it. */
+scResult_t scBarrier(scComm_t comm, void* stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPARCOLL_SPARCOLL_H_ */
