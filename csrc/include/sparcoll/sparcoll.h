@@ -145,4 +145,9 @@ scResult_t scBarrier(scComm_t comm, void* stream);
 }
 #endif
 
+/* Area APIs (each header is self-contained C, included here so sparcoll.h is the one include). */
+/* @sparse-api@ */
+/* @topk-api@ */
+/* @dsop-api@ */
+
 #endif /* SPARCOLL_SPARCOLL_H_ */
