@@ -11,12 +11,15 @@
 
 namespace sc {
 
-// count elements split into `parts` contiguous blocks, sizes differing by at most one.
+// count units split into `parts` contiguous blocks, sizes differing by at most one
+// unit; offsets and lengths are in elements, a unit being `unit` elements (e.g.
+// a matrix row of DSOP's row blocks; 1 for plain vectors).
 struct Blocks {
   size_t count;
   size_t parts;
-  size_t off(size_t i) const { return i * (count / parts) + std::min(i, count % parts); }
-  size_t len(size_t i) const { return count / parts + (i < count % parts ? 1 : 0); }
+  size_t unit = 1;
+  size_t off(size_t i) const { return unit * (i * (count / parts) + std::min(i, count % parts)); }
+  size_t len(size_t i) const { return unit * (count / parts + (i < count % parts ? 1 : 0)); }
 };
 
 class Ctx {

@@ -146,8 +146,8 @@ scResult_t scBarrier(scComm_t comm, void* stream);
 #endif
 
 /* Area APIs (each header is self-contained C, included here so sparcoll.h is the one include). */
-/* @sparse-api@ */
-/* @topk-api@ */
-/* @dsop-api@ */
+#include "sparcoll/sparse.h"
+#include "sparcoll/topk.h"
+#include "sparcoll/dsop.h"
 
 #endif /* SPARCOLL_SPARCOLL_H_ */

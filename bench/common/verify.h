@@ -1,0 +1,97 @@
+// Verifiable data for result checking (-c). Inputs are small integers chosen
+// so that every partial result of the reduction, in any order, is an integer
+// of magnitude <= 120: exact in every type (int8 ... bfloat16, whose integers
+// are exact up to 256) and free of overflow. The expected result is therefore
+// one exact value per element, and a check compares bit patterns.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "backend/reduce_ops.h"  // sc::fromDouble, sc::dispatchDtype (Half/BFloat16 storage)
+#include "sparcoll/sparcoll.h"
+
+namespace scbench {
+
+// Per-element pseudo-random bits from (index, seed).
+inline uint64_t mix(uint64_t i, uint64_t seed) {
+  uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^ (seed + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
+
+// Dense reductions over P ranks: rank r holds input(r, i); every rank's result
+// is reduced(i). Correct for P <= 120 (larger P would leave the exact range of
+// int8/bfloat16; sum then degenerates to zeros, which is still exact).
+struct DenseData {
+  scRedOp_t op;
+  int P;
+  uint64_t seed;
+
+  static constexpr int kMax = 120;
+
+  double input(int rank, uint64_t i) const {
+    const uint64_t h = mix(i, seed);
+    switch (op) {
+      case scSum: {  // [0, kMax/P]: the sum stays <= kMax
+        const uint64_t q = uint64_t(kMax / P);
+        return double((h + 3u * uint64_t(rank)) % (q + 1));
+      }
+      case scProd: {  // 1 or 2, with at most 6 twos per element across ranks
+        const uint64_t k = uint64_t(P <= 12 ? 2 : (P + 5) / 6);
+        return (h + uint64_t(rank)) % k == 0 ? 2.0 : 1.0;
+      }
+      case scAvg: {  // a(i) on every rank, +1 on one rank and -1 on another: sum = P a(i)
+        const uint64_t q = uint64_t(kMax / P > 2 ? kMax / P - 1 : 1);
+        double v = double(1 + h % q);
+        if (P >= 2 && uint64_t(rank) == i % uint64_t(P)) v += 1;
+        if (P >= 2 && uint64_t(rank) == (i + 1) % uint64_t(P)) v -= 1;
+        return v;
+      }
+      default:  // max, min (and data for non-reducing collectives): [0, kMax]
+        return double((h + 37u * uint64_t(rank)) % (kMax + 1));
+    }
+  }
+
+  double reduced(uint64_t i) const {
+    double acc = input(0, i);
+    for (int r = 1; r < P; ++r) {
+      const double x = input(r, i);
+      switch (op) {
+        case scProd: acc *= x; break;
+        case scMax: acc = x > acc ? x : acc; break;
+        case scMin: acc = x < acc ? x : acc; break;
+        default: acc += x; break;  // sum, avg
+      }
+    }
+    return op == scAvg ? acc / P : acc;  // exact: the sum is a multiple of P
+  }
+};
+
+// dst[i] = value(i) stored as `dt`, i < n (host memory).
+template <typename F>
+void fillValues(void* dst, uint64_t n, scDataType_t dt, F value) {
+  sc::dispatchDtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(dst);
+    for (uint64_t i = 0; i < n; ++i) p[i] = sc::fromDouble<T>(value(i));
+  });
+}
+
+// Number of i < n whose stored bits differ from want(i) converted to `dt` (host memory).
+template <typename F>
+uint64_t countWrong(const void* got, uint64_t n, scDataType_t dt, F want) {
+  return sc::dispatchDtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(got);
+    uint64_t wrong = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const T w = sc::fromDouble<T>(want(i));
+      wrong += std::memcmp(&w, p + i, sizeof(T)) != 0;
+    }
+    return wrong;
+  });
+}
+
+}  // namespace scbench

@@ -1,0 +1,115 @@
+// The memory-kind dependent steps of sparse DSOP: host loops here, device
+// kernels in kernels/dsop_sparse.cu. Device read-backs (validity flag, union
+// sizes) wait through the backend's deadline-bounded sync first, so the copy
+// back never blocks on unfinished work.
+#include <algorithm>
+#include <cstring>
+
+#include "dsop/algos.h"
+#include "dsop/sparse.h"
+
+#ifdef SPARCOLL_HAVE_CUDA
+#include "dsop_sparse.cuh"
+#endif
+
+namespace sc::dsop {
+namespace {
+
+#ifndef SPARCOLL_HAVE_CUDA
+[[noreturn]] void noCuda() { SC_THROW(scInvalidUsage, "device buffers need a CUDA build of sparcoll"); }
+#else
+// Reads `bytes` back from device memory, after the stream's work is done.
+void readBack(scComm& comm, void* host, const void* dev, size_t bytes, void* stream) {
+  comm.backend->sync(stream, comm.deadline());
+  comm.backend->copy(host, dev, bytes, stream);
+  comm.backend->sync(stream, comm.deadline());
+}
+#endif
+
+template <size_t E>
+void scatterRowsHost(const char* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, char* G, size_t m) {
+  for (size_t i = 0; i < nR; ++i) {
+    char* row = G + R[i] * m * E;
+    const char* src = Gc + i * nC * E;
+    for (size_t j = 0; j < nC; ++j) std::memcpy(row + C[j] * E, src + j * E, E);
+  }
+}
+
+}  // namespace
+
+bool indicesValid(scComm& comm, const uint64_t* idx, size_t nnz, uint64_t limit, void* stream) {
+  if (nnz == 0) return true;
+  if (!comm.device()) {
+    for (size_t i = 0; i < nnz; ++i)
+      if (idx[i] >= limit || (i && idx[i] <= idx[i - 1])) return false;
+    return true;
+  }
+#ifdef SPARCOLL_HAVE_CUDA
+  auto* flag = reinterpret_cast<unsigned*>(comm.scratch(kSlotTemp, sizeof(unsigned)));
+  deviceCheckIndices(idx, nnz, limit, flag, stream);
+  unsigned bad = 1;
+  readBack(comm, &bad, flag, sizeof bad, stream);
+  return bad == 0;
+#else
+  (void)stream;
+  noCuda();
+#endif
+}
+
+size_t sortUnique(scComm& comm, const uint64_t* keys, size_t count, uint64_t* out, void* stream) {
+  if (count == 0) return 0;
+  if (!comm.device()) {
+    std::copy(keys, keys + count, out);
+    std::sort(out, out + count);
+    return size_t(std::unique(out, out + count) - out);
+  }
+#ifdef SPARCOLL_HAVE_CUDA
+  const size_t bytes = deviceSortUniqueTempBytes(count);
+  char* temp = comm.scratch(kSlotTemp, bytes);
+  const uint64_t* dCount = deviceSortUnique(keys, count, out, temp, bytes, stream);
+  uint64_t k = 0;
+  readBack(comm, &k, dCount, sizeof k, stream);
+  return size_t(k);
+#else
+  (void)stream;
+  noCuda();
+#endif
+}
+
+void densify(scComm& comm, const uint64_t* R, size_t nR, const uint64_t* idx, const void* val, size_t nnz,
+             void* dense, size_t esz, void* stream) {
+  if (nnz == 0) return;
+  if (!comm.device()) {
+    for (size_t i = 0; i < nnz; ++i) {
+      const size_t p = size_t(std::lower_bound(R, R + nR, idx[i]) - R);
+      std::memcpy(static_cast<char*>(dense) + p * esz, static_cast<const char*>(val) + i * esz, esz);
+    }
+    return;
+  }
+#ifdef SPARCOLL_HAVE_CUDA
+  deviceDensify(R, nR, idx, val, nnz, dense, esz, stream);
+#else
+  (void)stream;
+  noCuda();
+#endif
+}
+
+void scatterCompact(scComm& comm, const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC,
+                    void* G, size_t m, size_t esz, void* stream) {
+  if (nR == 0 || nC == 0) return;
+  if (!comm.device()) {
+    auto* g = static_cast<char*>(G);
+    const auto* c = static_cast<const char*>(Gc);
+    if (esz == 4) scatterRowsHost<4>(c, R, nR, C, nC, g, m);
+    else scatterRowsHost<8>(c, R, nR, C, nC, g, m);
+    return;
+  }
+#ifdef SPARCOLL_HAVE_CUDA
+  deviceScatterCompact(Gc, R, nR, C, nC, G, m, esz, stream);
+#else
+  (void)stream;
+  noCuda();
+#endif
+}
+
+}  // namespace sc::dsop

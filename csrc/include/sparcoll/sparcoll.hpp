@@ -1,0 +1,138 @@
+// sparcoll C++ API: a thin RAII layer over the C API (sparcoll.h).
+//
+//   sparcoll::Comm comm = sparcoll::Comm::mpi();          // after MPI_Init
+//   comm.allReduce(x.data(), y.data(), x.size());         // dtype deduced, sum, auto
+//   auto group = sparcoll::Comm::local(4);                // 4 ranks as threads
+//
+// Failures throw sparcoll::Error carrying the scResult_t and the detailed
+// message of scGetLastError(). Buffers follow the C API's rules.
+#ifndef SPARCOLL_SPARCOLL_HPP_
+#define SPARCOLL_SPARCOLL_HPP_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sparcoll/sparcoll.h"
+
+namespace sparcoll {
+
+class Error : public std::runtime_error {
+ public:
+  Error(scResult_t code, const std::string& msg) : std::runtime_error(msg), code_(code) {}
+  scResult_t code() const noexcept { return code_; }
+
+ private:
+  scResult_t code_;
+};
+
+inline void check(scResult_t r, scComm_t comm = nullptr) {
+  if (r != scSuccess) {
+    const char* detail = scGetLastError(comm);
+    throw Error(r, (detail && *detail) ? detail : scGetErrorString(r));
+  }
+}
+
+// scDataType_t of a C++ element type (float16/bfloat16: pass the dtype explicitly).
+template <typename T> struct DataTypeOf;
+template <> struct DataTypeOf<int8_t> { static constexpr scDataType_t value = scInt8; };
+template <> struct DataTypeOf<uint8_t> { static constexpr scDataType_t value = scUint8; };
+template <> struct DataTypeOf<int32_t> { static constexpr scDataType_t value = scInt32; };
+template <> struct DataTypeOf<uint32_t> { static constexpr scDataType_t value = scUint32; };
+template <> struct DataTypeOf<int64_t> { static constexpr scDataType_t value = scInt64; };
+template <> struct DataTypeOf<uint64_t> { static constexpr scDataType_t value = scUint64; };
+template <> struct DataTypeOf<float> { static constexpr scDataType_t value = scFloat32; };
+template <> struct DataTypeOf<double> { static constexpr scDataType_t value = scFloat64; };
+
+class Config {
+ public:
+  Config() : c_(SC_CONFIG_INITIALIZER) {}
+  Config& transport(scTransport_t t) { c_.transport = t; return *this; }
+  Config& device(int d) { c_.device = d; return *this; }
+  Config& timeout(double seconds) { c_.timeoutSeconds = seconds; return *this; }
+  Config& algorithm(scAlgo_t a) { c_.algo = a; return *this; }
+  Config& pipelineBytes(size_t b) { c_.pipelineBytes = b; return *this; }
+  const scConfig_t* get() const { return &c_; }
+
+ private:
+  scConfig_t c_;
+};
+
+// Owns one scComm_t. Movable, not copyable.
+class Comm {
+ public:
+  Comm() = default;
+  explicit Comm(scComm_t c) : c_(c) {}
+  Comm(Comm&& o) noexcept : c_(std::exchange(o.c_, nullptr)) {}
+  Comm& operator=(Comm&& o) noexcept {
+    if (this != &o) { reset(); c_ = std::exchange(o.c_, nullptr); }
+    return *this;
+  }
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+  ~Comm() { reset(); }
+
+  // mpiComm: pointer to an MPI_Comm, nullptr = MPI_COMM_WORLD.
+  static Comm mpi(const void* mpiComm = nullptr, const Config& cfg = Config()) {
+    scComm_t c = nullptr;
+    check(scCommInitMpi(&c, mpiComm, cfg.get()));
+    return Comm(c);
+  }
+  // nranks communicators for nranks threads; devices empty = host memory.
+  static std::vector<Comm> local(int nranks, const std::vector<int>& devices = {}, const Config& cfg = Config()) {
+    if (!devices.empty() && int(devices.size()) != nranks)
+      throw Error(scInvalidArgument, "devices must be empty or have one entry per rank");
+    std::vector<scComm_t> raw(nranks > 0 ? nranks : 0);
+    check(scCommInitLocal(raw.data(), nranks, devices.empty() ? nullptr : devices.data(), cfg.get()));
+    std::vector<Comm> out;
+    for (scComm_t c : raw) out.emplace_back(c);
+    return out;
+  }
+
+  scComm_t get() const { return c_; }
+  int rank() const { int r = 0; check(scCommRank(c_, &r), c_); return r; }
+  int size() const { int s = 0; check(scCommSize(c_, &s), c_); return s; }
+  scStats_t stats() const { scStats_t s{}; check(scCommGetStats(c_, &s), c_); return s; }
+  void resetStats() { check(scCommResetStats(c_), c_); }
+  void barrier(void* stream = nullptr) { check(scBarrier(c_, stream), c_); }
+
+  void allReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op = scSum,
+                 scAlgo_t algo = scAlgoAuto, void* stream = nullptr) {
+    check(scAllReduce(send, recv, count, dt, op, algo, c_, stream), c_);
+  }
+  template <typename T>
+  void allReduce(const T* send, T* recv, size_t count, scRedOp_t op = scSum, scAlgo_t algo = scAlgoAuto,
+                 void* stream = nullptr) {
+    allReduce(send, recv, count, DataTypeOf<T>::value, op, algo, stream);
+  }
+  void reduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op = scSum,
+                     scAlgo_t algo = scAlgoAuto, void* stream = nullptr) {
+    check(scReduceScatter(send, recv, recvcount, dt, op, algo, c_, stream), c_);
+  }
+  template <typename T>
+  void reduceScatter(const T* send, T* recv, size_t recvcount, scRedOp_t op = scSum, scAlgo_t algo = scAlgoAuto,
+                     void* stream = nullptr) {
+    reduceScatter(send, recv, recvcount, DataTypeOf<T>::value, op, algo, stream);
+  }
+  void allGather(const void* send, void* recv, size_t sendcount, scDataType_t dt, scAlgo_t algo = scAlgoAuto,
+                 void* stream = nullptr) {
+    check(scAllGather(send, recv, sendcount, dt, algo, c_, stream), c_);
+  }
+  template <typename T>
+  void allGather(const T* send, T* recv, size_t sendcount, scAlgo_t algo = scAlgoAuto, void* stream = nullptr) {
+    allGather(send, recv, sendcount, DataTypeOf<T>::value, algo, stream);
+  }
+
+ private:
+  void reset() noexcept {
+    if (c_) scCommDestroy(c_);
+    c_ = nullptr;
+  }
+  scComm_t c_ = nullptr;
+};
+
+}  // namespace sparcoll
+
+#endif  // SPARCOLL_SPARCOLL_HPP_

@@ -1,0 +1,189 @@
+// The terms follow the schedules step by step (alpha per round a rank takes
+// part in, beta per byte it sends, gamma per byte it reduces), with sizes from
+// the uniform model: a partial sum over a set S of ranks has expectedUnion(S)
+// entries spread evenly over [0, N). A stream counts as dense on the wire and in
+// the merges exactly when the switch rule says so.
+#include "sparse/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "algo/dense.h"
+#include "algo/fold.h"
+
+namespace sc::sp {
+namespace {
+
+struct Terms {
+  const ModelInput& in;
+  double a, b, g, cs, sc, read;
+  int P;
+  Fold f;
+  double N;
+
+  explicit Terms(const ModelInput& i)
+      : in(i), a(i.comm->cfg.alpha), b(i.comm->cfg.beta), g(i.comm->cfg.gamma),
+        cs(kSparseEntryCost * i.comm->cfg.gamma * double(i.vsz)),
+        sc(kScatterEntryCost * i.comm->cfg.gamma * double(i.vsz)),
+        // A device communicator reads counts back once per sparse step.
+        read(i.comm->device() ? 15e-6 : 0.0), P(i.comm->size()), f(i.comm->size()), N(double(i.N)) {}
+
+  bool sparse(double n, double len) const { return in.rule.sparseOk(uint64_t(std::ceil(n)), size_t(len)); }
+  double wire(double n, double len) const { return sparse(n, len) ? n * double(in.isz + in.vsz) : len * double(in.vsz); }
+  double dense(double len) const { return g * double(in.vsz) * len; }
+  double densify(double n, double len) const { return dense(len) + sc * n; }
+  double merge(double na, double nb, double len) const {
+    const bool sa = sparse(na, len), sb = sparse(nb, len);
+    if (!sa && !sb) return dense(len);
+    if (!sa || !sb) return sc * (sa ? na : nb);  // scatter-add into the dense one
+    return sparse(na + nb, len) ? cs * (na + nb) : densify(na, len) + sc * nb;
+  }
+  // An input too big for the sparse form is densified first, by every algorithm.
+  double inputCost() const { return sparse(kmax(), N) ? 0 : densify(kmax(), N); }
+  double kmax() const { return double(*std::max_element(in.k.begin(), in.k.end())); }
+  double u(std::vector<int> ranks) const { return expectedUnion(in, ranks); }
+  std::vector<int> all() const {
+    std::vector<int> r(P);
+    std::iota(r.begin(), r.end(), 0);
+    return r;
+  }
+  // Old ranks behind new ranks [lo, hi) of the fold.
+  std::vector<int> oldOf(int lo, int hi) const {
+    std::vector<int> r;
+    for (int i = lo; i < hi; ++i) {
+      if (i < f.r) r.push_back(2 * i);
+      r.push_back(f.oldRank(i));
+    }
+    return r;
+  }
+  // The largest expected partial sum over groups of `d` new ranks.
+  double groupUnion(int d) const {
+    double m = 0;
+    for (int lo = 0; lo < f.p2; lo += d) m = std::max(m, u(oldOf(lo, lo + d)));
+    return m;
+  }
+  double foldCost(double result) const {  // fold in + result out, for folded ranks
+    if (f.r == 0) return 0;
+    return 2 * (2 * a + read) + b * wire(kmax(), N) + merge(kmax(), kmax(), N) + b * wire(result, N);
+  }
+  double outputCost(double K) const { return in.denseOutput && sparse(K, N) ? densify(K, N) : 0; }
+
+  double denseAllReduce() const {
+    const size_t bytes = size_t(N) * in.vsz;
+    scAlgo_t algo = chooseAlgo(*in.comm, Coll::AllReduce, scAlgoAuto, bytes);
+    double t = predictSeconds(*in.comm, Coll::AllReduce, algo, bytes);
+    if (!std::isfinite(t))  // native: the model has no term for it; the best modelled one stands in
+      for (scAlgo_t x : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl})
+        t = std::min(t, predictSeconds(*in.comm, Coll::AllReduce, x, bytes));
+    return densify(kmax(), N) + t;
+  }
+
+  double recDbl() const {
+    double t = 0;
+    for (int d = 1; d < f.p2; d *= 2) {
+      const double e = groupUnion(d);
+      t += 2 * a + read + b * wire(e, N) + merge(e, e, N);
+    }
+    const double K = u(all());
+    return inputCost() + t + foldCost(K) + outputCost(K);
+  }
+
+  // The split phase: count round, P-1 payload rounds, P-1 merges at the owner.
+  double split() const {
+    const double slice = kmax() / P, len = N / P;
+    double t = inputCost() + 2 * (P - 1) * a + read + b * (P - 1) * wire(slice, len);
+    std::vector<int> r;
+    for (int j = 0; j + 1 < P; ++j) {
+      r.push_back(j);
+      t += merge(u(r) / P, slice, len) + read;
+    }
+    return t;
+  }
+  double ringAllGather() const { return (P - 1) * a + b * (P - 1) / P * N * double(in.vsz) + densify(kmax(), N / P); }
+
+  double splitAllGather() const {
+    const double K = u(all()), Kp = K / P;
+    const int lg = int(std::log2(double(f.p2)));
+    double t = split() + (lg + (f.r ? 2 : 0)) * a + read;  // + the count round
+    if (!sparse(Kp, N / P) || !sparse(K, N)) return t + ringAllGather();
+    t += lg * a + b * (f.p2 - 1) * Kp * (f.r ? 2 : 1) * double(in.isz + in.vsz);
+    if (f.r) t += 2 * a + b * K * double(in.isz + in.vsz);
+    return t + outputCost(K);
+  }
+
+  double dsarSplit() const { return split() + ringAllGather(); }
+
+  double earlySwitch(int G) const {
+    double t = inputCost();
+    if (f.r)  // fold in (a sparse input), unfold (the dense result)
+      t += 3 * a + read + b * wire(kmax(), N) + merge(kmax(), kmax(), N) + b * N * double(in.vsz);
+    int stage = 0;
+    for (int d = f.p2 / 2; d >= 1; d /= 2, ++stage) {
+      const int groupRanks = 1 << stage;  // ranks merged into each partial before this stage
+      const double len = N / (2.0 * groupRanks);
+      if (groupRanks < G) {
+        const double e = groupUnion(groupRanks) / (2.0 * groupRanks);  // entries in the half given away
+        t += 2 * a + 2 * read + b * wire(e, len) + merge(e, e, len);
+      } else {
+        t += a + b * len * double(in.vsz) + dense(len);
+      }
+    }
+    // The switch (or, with G >= P', the final) densify of this rank's range.
+    const int gs = std::min(G, f.p2);
+    const double e = groupUnion(gs) / gs, len = N / gs;
+    t += sparse(e, len) ? densify(e, len) : dense(len);
+    const int lg = int(std::log2(double(f.p2)));
+    return t + lg * a + b * (f.p2 - 1.0) / f.p2 * N * double(in.vsz);
+  }
+};
+
+}  // namespace
+
+double expectedUnion(const ModelInput& in, const std::vector<int>& ranks) {
+  if (in.N == 0) return 0;
+  double logMiss = 0;  // log prod_i (1 - k_i / N)
+  for (int r : ranks) {
+    const double p = std::min(1.0, double(in.k[r]) / double(in.N));
+    if (p >= 1.0) return double(in.N);
+    logMiss += std::log1p(-p);
+  }
+  return double(in.N) * -std::expm1(logMiss);
+}
+
+int bestGroupSize(const ModelInput& in) {
+  const Terms T(in);
+  int best = 1;
+  double bestT = INFINITY;
+  for (int G = 1; G <= T.f.p2; G *= 2) {
+    const double t = T.earlySwitch(G);
+    if (t < bestT) { bestT = t; best = G; }
+  }
+  return best;
+}
+
+double predictSparse(const ModelInput& in, scSparseAlgo_t algo, int groupSize) {
+  const Terms T(in);
+  if (T.P == 1) return 0;
+  switch (algo) {
+    case scSsarRecDbl: return T.recDbl();
+    case scSsarSplitAllGather: return T.splitAllGather();
+    case scDsarSplitAllGather: return T.dsarSplit();
+    case scDsarEarlySwitch: return T.earlySwitch(groupSize > 0 ? groupSize : bestGroupSize(in));
+    case scSparseDense: return T.denseAllReduce();
+    default: return INFINITY;
+  }
+}
+
+scSparseAlgo_t chooseSparse(const ModelInput& in) {
+  const double dense = predictSparse(in, scSparseDense);
+  scSparseAlgo_t best = scSparseDense;
+  double bestT = kSparseMargin * dense;
+  for (scSparseAlgo_t a : {scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather, scDsarEarlySwitch}) {
+    const double t = predictSparse(in, a);
+    if (t < bestT) { bestT = t; best = a; }
+  }
+  return best;
+}
+
+}  // namespace sc::sp

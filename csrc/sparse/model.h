@@ -1,0 +1,43 @@
+// scSparseAuto: predicted seconds of every sparse algorithm (Table 3.1's
+// latency and bandwidth terms, with the expected sizes of a uniform index
+// model) on the communicator's alpha-beta-gamma parameters, against the
+// foundation's prediction for the dense allreduce.
+#pragma once
+
+#include <vector>
+
+#include "core/comm.h"
+#include "sparse/stream.h"
+
+namespace sc::sp {
+
+struct ModelInput {
+  const scComm* comm = nullptr;
+  uint64_t N = 0;
+  std::vector<uint64_t> k;  // measured non-zeros per rank (header round)
+  size_t isz = 4, vsz = 4;
+  SwitchRule rule;
+  bool denseOutput = true;  // the caller wants a dense vector (a sparse result is densified)
+};
+
+// Sparse summation costs this many times a dense element's gamma per entry
+// (the thesis's Figure 5.6: equal cost near 1/16 density with two inputs).
+constexpr double kSparseEntryCost = 8.0;
+// Scattering one sorted entry into a dense vector (densify, scatter-add).
+constexpr double kScatterEntryCost = 2.0;
+// A sparse algorithm must be predicted at least this much faster than dense.
+constexpr double kSparseMargin = 0.9;
+
+// Expected size of the union of the index sets of `ranks` under the uniform
+// model: N (1 - prod_i (1 - k_i / N)) — the thesis's f(k, N, P) with measured k_i.
+double expectedUnion(const ModelInput& in, const std::vector<int>& ranks);
+
+// Predicted seconds of algo (scDsarEarlySwitch with group size G; G = 0: best G).
+double predictSparse(const ModelInput& in, scSparseAlgo_t algo, int groupSize = 0);
+// The early-switch group size with the least predicted time.
+int bestGroupSize(const ModelInput& in);
+// What scSparseAuto runs: the fastest prediction, and dense unless a sparse
+// algorithm is predicted faster than kSparseMargin times dense.
+scSparseAlgo_t chooseSparse(const ModelInput& in);
+
+}  // namespace sc::sp

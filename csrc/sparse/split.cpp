@@ -1,0 +1,115 @@
+// The split phase of the Split_AllGather algorithms (thesis §3.3.3 Figure
+// 3.10-3.11, §4.1.4): the index space is cut into the P ranges of
+// Blocks{N, P}; every rank sends each range of its stream straight to the
+// range's owner and the owner sums what arrives, overlapping each merge with the
+// transfers still in flight. The all-to-all runs as P-1 shift rounds (round k:
+// send to rank+k, receive from rank-k) posted together and completed in order,
+// a pattern every transport matches round by round. A range goes on the wire
+// dense when its count would not stay sparse; both sides decide that from the
+// count of the count round.
+#include "algo/dense.h"
+#include "sparse/schedules.h"
+
+namespace sc::sp {
+
+Stream splitReduce(SpCtx& s, const Stream& in) {
+  const int P = s.size, me = s.rank;
+  const Blocks B{s.N, size_t(P)};
+  SC_REQUIRE(s.metaWords() >= 3 * size_t(P) + 2, scInternalError, "meta area too small");
+  uint64_t* counts = s.meta();       // [0, P]: entries per range (P + 1 words)
+  uint64_t* offs = counts + P + 1;   // [0, P]: first entry of each range
+  uint64_t* got = offs + P + 1;      // [0, P): the counts each peer sends us
+  if (in.dense) {
+    const std::vector<uint64_t> mark(P + 1, kDenseMark);
+    s.ops.fromHost(counts, mark.data(), mark.size() * 8);
+  } else {
+    std::vector<uint64_t> bounds(P + 1);
+    for (int p = 0; p < P; ++p) bounds[p] = B.off(p);
+    bounds[P] = s.N;
+    s.ops.split(in.idx, in.n, bounds.data(), P, counts, offs);
+  }
+  // Count round, straight from the split's output; then one read of everything.
+  std::vector<P2POp> cv;
+  for (int k = 1; k < P; ++k) {
+    const int to = (me + k) % P, from = (me - k + P) % P;
+    cv.push_back({P2POp::Send, to, counts + to, 8});
+    cv.push_back({P2POp::Recv, from, got + from, 8});
+  }
+  s.c.exchange(std::move(cv));
+  std::vector<uint64_t> h(3 * size_t(P) + 2);
+  s.ops.toHost(h.data(), counts, h.size() * 8);
+  const uint64_t* hc = h.data();
+  const uint64_t* ho = hc + P + 1;
+  const uint64_t* hg = ho + P + 1;
+
+  auto slice = [&](int p) { return s.view(in, in.dense ? 0 : ho[p], in.dense ? 0 : hc[p], B.off(p), B.len(p)); };
+  // Ranges that go dense are densified into the send buffer, one after another.
+  uint64_t sendVals = 0;
+  for (int p = 0; p < P; ++p)
+    if (p != me && !in.dense && s.denseOnWire(hc[p], B.len(p))) sendVals += B.len(p);
+  char* sendBuf = sendVals ? static_cast<char*>(s.buffer(kSendBuf, 0, sendVals).val) : nullptr;
+  // Received ranges land one after another in the all-to-all buffer.
+  const size_t myLen = B.len(me);
+  uint64_t recvIdx = 0, recvVal = 0;
+  for (int q = 0; q < P; ++q) {
+    if (q == me) continue;
+    const bool d = s.denseOnWire(hg[q], myLen);
+    recvIdx += d ? 0 : hg[q];
+    recvVal += d ? myLen : hg[q];
+  }
+  const SpCtx::Arrays ra = s.buffer(kA2A, recvIdx, recvVal);
+
+  std::vector<Stream> pieces(P);
+  std::vector<std::unique_ptr<Round>> rounds;
+  uint64_t sendOff = 0, ri = 0, rv = 0;
+  for (int k = 1; k < P; ++k) {
+    const int to = (me + k) % P, from = (me - k + P) % P;
+    Stream out = slice(to);
+    if (!out.dense && s.denseOnWire(out.n, out.len)) {
+      out = s.toDense(out, sendBuf + sendOff * s.vsz, kSendBuf);
+      sendOff += out.len;
+    }
+    Stream& r = pieces[from];
+    r.lo = B.off(me);
+    r.len = myLen;
+    r.dense = s.denseOnWire(hg[from], myLen);
+    r.n = r.dense ? 0 : hg[from];
+    r.idx = r.dense ? nullptr : static_cast<char*>(ra.idx) + ri * s.isz;
+    r.val = static_cast<char*>(ra.val) + rv * s.vsz;
+    r.home = kA2A;
+    r.writable = true;
+    ri += r.dense ? 0 : r.n;
+    rv += r.dense ? myLen : r.n;
+    std::vector<P2POp> v;
+    s.addSend(v, to, out);
+    s.addRecv(v, from, r);
+    rounds.push_back(s.c.post(std::move(v)));
+  }
+  // Own range first, then the pieces in arrival order (rank-1, rank-2, ...):
+  // a fixed order, so the owner's sum does not depend on timing. `in` stays
+  // busy until every round is done: its ranges are still being sent.
+  Stream acc = s.normalize(slice(me), {in.home});
+  for (int k = 1; k < P; ++k) {
+    rounds[k - 1]->wait(s.c.dl);
+    acc = s.merge(acc, pieces[(me - k + P) % P], {in.home});
+    s.settle(acc);
+  }
+  return acc;
+}
+
+Stream denseAllGather(SpCtx& s, const Stream& mine) {
+  const Blocks B{s.N, size_t(s.size)};
+  char* out = static_cast<char*>(s.out());
+  s.toDense(mine, out + B.off(s.rank) * s.vsz, kOut);
+  ringAllGather(s.c, out, B);
+  Stream r;
+  r.lo = 0;
+  r.len = s.N;
+  r.dense = true;
+  r.val = out;
+  r.home = kOut;
+  r.writable = true;
+  return r;
+}
+
+}  // namespace sc::sp

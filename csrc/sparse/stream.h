@@ -1,0 +1,79 @@
+// The sparse stream of SparCML (thesis §4.1.1-4.1.2): a vector over the index
+// range [lo, lo + len) held either sparse (n sorted, unique global indices and
+// their values, struct-of-arrays) or dense (len values). What goes on the wire
+// is described by one 64-bit word (the "meta"): the entry count, or kDenseMark.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "sparcoll/sparse.h"
+
+namespace sc::sp {
+
+constexpr uint64_t kDenseMark = ~uint64_t(0);
+
+inline size_t indexSize(scIndexType_t t) { return t == scIndexU64 ? 8 : 4; }
+
+// When a vector over `len` indices is kept sparse. The size rule is the
+// thesis's delta: sparse only while n (isize + vsize) < len vsize, i.e. while
+// the sparse form is strictly smaller. `density` (> 0) lowers the threshold
+// (the compute-aware setting: sparse summation is slower per entry than dense).
+struct SwitchRule {
+  size_t isz = 4, vsz = 4;
+  double density = 0;
+
+  bool sparseOk(uint64_t n, size_t len) const {
+    if (n == kDenseMark) return false;
+    // long double keeps n * 16 exact far beyond any real vector length.
+    if ((long double)n * (isz + vsz) >= (long double)len * vsz) return false;
+    return !(density > 0 && double(n) > density * double(len));
+  }
+  // The largest entry count still kept sparse over len.
+  uint64_t maxSparse(size_t len) const {
+    uint64_t n = uint64_t((long double)len * vsz / (isz + vsz));
+    if (density > 0) n = std::min<uint64_t>(n, uint64_t(density * double(len)) + 1);
+    while (n > 0 && !sparseOk(n, len)) --n;
+    return n;
+  }
+};
+
+// Where a stream's arrays live (so a schedule never overwrites a live operand).
+enum Home : int { kUser = -1, kPool0 = 0, kPool1 = 1, kPool2 = 2, kInput = 3, kA2A = 4, kSendBuf = 5, kOut = 6 };
+
+struct Stream {
+  size_t lo = 0, len = 0;  // index range
+  bool dense = false;
+  uint64_t n = 0;          // sparse entries (valid on the host when nKnown)
+  bool nKnown = true;      // false: n is still in device memory (meta slot 0)
+  void* idx = nullptr;     // sparse: n global indices
+  void* val = nullptr;     // sparse: n values; dense: len values
+  int home = kUser;
+  bool writable = false;   // may be updated in place
+
+  uint64_t elems() const { return dense ? len : n; }
+  uint64_t meta() const { return dense ? kDenseMark : n; }
+};
+
+// The header every rank contributes to the first round of a call (40 bytes).
+struct Header {
+  uint64_t nnz;     // after sort/coalesce when requested
+  uint64_t dim;
+  uint64_t config;  // itype, vtype, op, algo, flags, group size (packed)
+  uint64_t density; // bits of switchDensity
+  uint64_t err;     // kNoError, or (position << 4) | ErrKind
+};
+constexpr int kHeaderWords = 5;
+static_assert(sizeof(Header) == kHeaderWords * 8, "header layout");
+
+constexpr uint64_t kNoError = ~uint64_t(0);
+enum ErrKind : uint64_t {
+  kErrRange = 1,     // index >= dim
+  kErrDuplicate = 2, // index equal to the previous one
+  kErrUnsorted = 3,  // index smaller than the previous one
+  kErrArgument = 4,  // a local argument check failed (message on that rank)
+};
+inline uint64_t errWord(uint64_t pos, ErrKind k) { return (pos << 4) | k; }
+
+}  // namespace sc::sp

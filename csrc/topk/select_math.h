@@ -1,0 +1,212 @@
+// The arithmetic of the top-k selection, shared verbatim by the CPU reference
+// (csrc/topk/reference_*.cpp) and the CUDA kernels (kernels/topk_*.cu).
+//
+// Why integers: the CPU and the GPU must select the very same elements for the
+// same (seed, step, input). Floating-point norms would differ with the order
+// of summation (a CUB block reduction does not add in the CPU's order) and with
+// FMA contraction. So everything after the one IEEE add of error feedback is
+// integer arithmetic on the IEEE bit patterns:
+//  - magnitudes are compared as "abs bit patterns" (monotone in |v| for finite
+//    values; NaN > Inf > finite);
+//  - a bucket's magnitudes are quantized to 31-bit fixed point relative to its
+//    largest finite magnitude (exact shifts of the mantissa), so L1 is an
+//    integer sum (associative: any reduction order gives the same Q);
+//  - p_i is a ratio of 64-bit integers and u < p_i is decided by one 128-bit
+//    cross-multiplication.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "topk/philox.h"
+
+namespace sc {
+namespace topk {
+
+using u128 = unsigned __int128;
+
+// ---------------------------------------------------------------------------
+// Bit casts and 16-bit conversions (round to nearest even, integer-only so the
+// host and the device agree on every input, NaN payloads included).
+// ---------------------------------------------------------------------------
+SC_HD float asF32(uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(b);
+#else
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+#endif
+}
+SC_HD uint32_t bitsOf(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+#endif
+}
+SC_HD double asF64(uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double((long long)b);
+#else
+  double f;
+  std::memcpy(&f, &b, 8);
+  return f;
+#endif
+}
+SC_HD uint64_t bitsOf(double f) {
+#if defined(__CUDA_ARCH__)
+  return (uint64_t)__double_as_longlong(f);
+#else
+  uint64_t b;
+  std::memcpy(&b, &f, 8);
+  return b;
+#endif
+}
+
+SC_HD uint32_t halfToF32Bits(uint16_t h) {
+  const uint32_t s = uint32_t(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1fu;
+  uint32_t m = h & 0x3ffu;
+  if (e == 31) return s | 0x7f800000u | (m << 13);
+  if (e != 0) return s | ((e + 112) << 23) | (m << 13);
+  if (m == 0) return s;
+  e = 113;  // subnormal: normalise the mantissa
+  while (!(m & 0x400u)) {
+    m <<= 1;
+    --e;
+  }
+  return s | (e << 23) | ((m & 0x3ffu) << 13);
+}
+
+SC_HD uint16_t f32BitsToHalf(uint32_t x) {
+  const uint16_t s = uint16_t((x >> 16) & 0x8000u);
+  const uint32_t a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return uint16_t(s | 0x7e00u | ((a >> 13) & 0x3ffu));  // quiet NaN
+  if (a >= 0x477ff000u) return uint16_t(s | 0x7c00u);  // >= 65520 rounds to Inf
+  if (a < 0x38800000u) {                               // below 2^-14: half subnormal or 0
+    if (a < 0x33000000u) return s;                      // below 2^-25
+    const uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - e;  // value / 2^-24 = m * 2^(e-126)
+    const uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    return uint16_t(s | (q + (rem > half || (rem == half && (q & 1)))));
+  }
+  const uint32_t r = a - 0x38000000u;  // rebias the exponent (127 -> 15)
+  const uint32_t q = r >> 13, rem = r & 0x1fffu;
+  return uint16_t(s | (q + (rem > 0x1000u || (rem == 0x1000u && (q & 1)))));
+}
+
+SC_HD uint16_t f32BitsToBf16(uint32_t x) {
+  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet NaN
+  return uint16_t((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+// ---------------------------------------------------------------------------
+// Floating formats by bit layout. `add` is error feedback's acc = g + r.
+// ---------------------------------------------------------------------------
+template <typename BitsT, int FracBits, int ExpBits>
+struct FmtBase {
+  using Bits = BitsT;
+  static constexpr int kFrac = FracBits;
+  static constexpr Bits kAbsMask = Bits(~(Bits(1) << (sizeof(Bits) * 8 - 1)));
+  static constexpr Bits kFracMask = Bits((Bits(1) << FracBits) - 1);
+  static constexpr Bits kInf = Bits(((Bits(1) << ExpBits) - 1) << FracBits);
+  SC_HD static Bits absBits(Bits b) { return Bits(b & kAbsMask); }
+  SC_HD static bool finite(Bits absb) { return absb < kInf; }
+};
+
+struct F32 : FmtBase<uint32_t, 23, 8> {
+  SC_HD static Bits add(Bits a, Bits b) {
+#if defined(__CUDA_ARCH__)
+    return bitsOf(__fadd_rn(asF32(a), asF32(b)));
+#else
+    return bitsOf(asF32(a) + asF32(b));
+#endif
+  }
+};
+struct F64 : FmtBase<uint64_t, 52, 11> {
+  SC_HD static Bits add(Bits a, Bits b) {
+#if defined(__CUDA_ARCH__)
+    return bitsOf(__dadd_rn(asF64(a), asF64(b)));
+#else
+    return bitsOf(asF64(a) + asF64(b));
+#endif
+  }
+};
+// 16-bit formats accumulate in float32 and round once (as the reduce ops do).
+struct F16 : FmtBase<uint16_t, 10, 5> {
+  SC_HD static Bits add(Bits a, Bits b) {
+    return f32BitsToHalf(F32::add(halfToF32Bits(a), halfToF32Bits(b)));
+  }
+};
+struct BF16 : FmtBase<uint16_t, 7, 8> {
+  SC_HD static Bits add(Bits a, Bits b) {
+    return f32BitsToBf16(F32::add(uint32_t(a) << 16, uint32_t(b) << 16));
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Quantization: |v| as 31-bit fixed point relative to the bucket maximum.
+// value = m * 2^(ee - bias - frac) with ee = max(biased exponent, 1) (subnormals);
+// q = m * 2^(30 - frac - (eeMax - ee)), truncated. q(max) is in [2^30, 2^31) for a
+// normal maximum, so Q = sum q over a bucket of <= 2^32 elements is < 2^63.
+// ---------------------------------------------------------------------------
+constexpr int kQuantBits = 31;
+constexpr uint64_t kMaxBucket = uint64_t(1) << 32;
+
+template <class F>
+SC_HD int effExp(typename F::Bits absb) {
+  const int be = int(absb >> F::kFrac);
+  return be ? be : 1;
+}
+
+template <class F>
+SC_HD uint64_t quantize(typename F::Bits absb, int eeMax) {
+  const int be = int(absb >> F::kFrac);
+  const uint64_t m = uint64_t(absb & F::kFracMask) | (be ? uint64_t(1) << F::kFrac : 0);
+  const int s = (kQuantBits - 1) - F::kFrac - (eeMax - (be ? be : 1));
+  if (s >= 0) return m << s;
+  return -s >= 64 ? 0 : m >> -s;
+}
+
+// ---------------------------------------------------------------------------
+// Selection probability p_i = (a*q_i + b) / den, exactly:
+//  case 1 (k_b*qmax <= Q, or the at-most variant): p_i = k_b q_i / Q
+//  case 2: with eps = (k_b qmax - Q)/(L - k_b), multiplying numerator and
+//          denominator of k_b(q_i + eps)/(Q + L eps) by (L - k_b) gives
+//          p_i = (q_i (L - k_b) + k_b qmax - Q) / (L qmax - Q), which is 1 at q_i = qmax
+//          and sums to k_b over the bucket.
+// All terms fit 64 bits (L <= 2^32, q < 2^31); a*q + b <= den in case 2.
+// An all-zero bucket has Q = 0 = numerator: nothing is selected.
+// ---------------------------------------------------------------------------
+struct Decision {
+  uint64_t a, b, den;
+};
+
+SC_HD Decision makeDecision(bool atMost, uint64_t kb, uint64_t len, uint64_t qmax, uint64_t Q) {
+  if (atMost || kb * qmax <= Q) return Decision{kb, 0, Q};
+  return Decision{len - kb, kb * qmax - Q, len * qmax - Q};
+}
+
+// u / 2^32 < p_i  <=>  u * den < (a q + b) * 2^32.
+SC_HD bool chooses(const Decision& d, uint32_t u, uint64_t q) {
+  return u128(u) * d.den < (u128(d.a * q + d.b) << 32);
+}
+
+// floor(k * pos / n): the output slots before position pos; bucket [s, e) has
+// share(e) - share(s) of them. Exact (128-bit) for any sizes.
+SC_HD uint64_t shareBefore(uint64_t k, uint64_t pos, uint64_t n) {
+  if ((k >> 32) == 0 && (pos >> 32) == 0) return k * pos / n;
+  return uint64_t(u128(k) * pos / n);
+}
+
+// Threshold method: rank (1-based) of the sample that sets the threshold.
+SC_HD uint64_t thresholdRank(uint64_t k, uint64_t samples, uint64_t n) {
+  const uint64_t m = uint64_t((u128(k) * samples + n - 1) / n);
+  return m < 1 ? 1 : (m > samples ? samples : m);
+}
+
+}  // namespace topk
+}  // namespace sc

@@ -1,0 +1,169 @@
+// Element-wise device reductions: the CUDA side of the compute backend.
+//
+// Three parts, usable from plain C++ (g++) and from CUDA (.cu) files:
+//  1. SC_CUDA_CHECK: every CUDA runtime call's status becomes an sc::Error with
+//     code scCudaError, cudaGetErrorString and the caller's file:line;
+//     DeviceScope: a device made current for a scope, the caller's restored.
+//  2. Host launchers (sc::kern::reduce / divide): enqueue a grid-stride,
+//     16-byte-vectorised kernel on a stream; the caller has set the device.
+//  3. (CUDA only) the device element operators, sc::dev::Op<T, op>, so that other
+//     kernels (sparse, top-k) combine values with exactly the same semantics.
+//
+// Semantics are those of the CPU backend (backend/reduce_ops.h), bit for bit:
+// signed integers wrap (combined in their unsigned type); float16/bfloat16 are
+// widened to float32, combined, and rounded once to nearest even with the same
+// bit-level conversions as core/dtype.cpp (NaN/Inf/subnormals included);
+// max/min select one operand unchanged (`a < b ? b : a`). The one thing that
+// may differ is the payload of a NaN *produced* by arithmetic (x86 and the GPU
+// have different default NaNs); a NaN operand of max/min passes through intact.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/error.h"
+#include "sparcoll/sparcoll.h"
+
+namespace sc {
+
+// Throws sc::Error(scCudaError) naming the failed call; clears the (non-sticky)
+// error so later calls on the thread start clean.
+inline void cudaCheck(cudaError_t rc, const char* what, const char* file, int line) {
+  if (rc == cudaSuccess) return;
+  (void)cudaGetLastError();
+  throw Error(scCudaError, cat(what, " failed: ", cudaGetErrorName(rc), ": ", cudaGetErrorString(rc)), file, line);
+}
+
+#define SC_CUDA_CHECK(expr) ::sc::cudaCheck((expr), #expr, __FILE__, __LINE__)
+
+// Makes `device` current for the scope and restores the caller's device after:
+// ranks may be threads, and a library call must not move its caller to
+// another GPU as a side effect.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) : device_(device) {
+    SC_CUDA_CHECK(cudaGetDevice(&prev_));
+    if (prev_ != device_) SC_CUDA_CHECK(cudaSetDevice(device_));
+  }
+  ~DeviceScope() {
+    if (prev_ != device_ && cudaSetDevice(prev_) != cudaSuccess) (void)cudaGetLastError();
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int device_, prev_ = -1;
+};
+
+}  // namespace sc
+
+namespace sc::kern {
+
+// dst[i] = a[i] op b[i], i < n, enqueued on `stream` of the current device.
+// dst may alias a or b exactly (not partially). avg reduces as sum. Pointers of
+// any alignment: the kernel peels a head so the body uses 16-byte accesses
+// whenever dst, a and b share their alignment modulo 16. `smCount` sizes the
+// grid (multiprocessors of the current device). Returns the launch status.
+cudaError_t reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt, scRedOp_t op,
+                   cudaStream_t stream, int smCount);
+
+// buf[i] = buf[i] / divisor (avg's final step; integers truncate toward zero,
+// float16/bfloat16 divide in float32 and round once). Same launch rules.
+cudaError_t divide(void* buf, size_t n, scDataType_t dt, int divisor, cudaStream_t stream, int smCount);
+
+}  // namespace sc::kern
+
+#ifdef __CUDACC__
+namespace sc::dev {
+
+// --- 16-bit float conversions, bit-identical to core/dtype.cpp -------------
+struct F16 { uint16_t bits; };
+struct BF16 { uint16_t bits; };
+
+__device__ __forceinline__ float halfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: man * 2^-24 is exact in float32
+    const float m = float(man) * 5.9604644775390625e-08f;
+    return __uint_as_float(__float_as_uint(m) | sign);
+  }
+  if (exp == 0x1f) return __uint_as_float(sign | 0x7f800000u | (man << 13));
+  return __uint_as_float(sign | ((exp + 127 - 15) << 23) | (man << 13));
+}
+
+__device__ __forceinline__ uint16_t floatToHalf(float f) {
+  const uint32_t x = __float_as_uint(f);
+  const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
+  const uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) return sign | (absx > 0x7f800000u ? 0x7e00 : 0x7c00);  // NaN / Inf
+  if (absx >= 0x477ff000u) return sign | 0x7c00;                                 // rounds to Inf
+  if (absx < 0x38800000u)  // subnormal half: a * 2^24 is exact; rint = nearest even
+    return sign | uint16_t(__float2uint_rn(__uint_as_float(absx) * 16777216.0f));
+  const uint32_t r = absx + 0xfffu + ((absx >> 13) & 1u);
+  return sign | uint16_t((r - (112u << 23)) >> 13);
+}
+
+__device__ __forceinline__ float bf16ToFloat(uint16_t b) { return __uint_as_float(uint32_t(b) << 16); }
+
+__device__ __forceinline__ uint16_t floatToBf16(float f) {
+  uint32_t x = __float_as_uint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);  // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return uint16_t(x >> 16);
+}
+
+// --- element operators ------------------------------------------------------
+template <typename T> struct Unsigned { using type = T; };
+template <> struct Unsigned<int8_t> { using type = uint8_t; };
+template <> struct Unsigned<int32_t> { using type = uint32_t; };
+template <> struct Unsigned<int64_t> { using type = uint64_t; };
+
+// Storage type T, operator op (scAvg combines as scSum).
+template <typename T, int op>
+struct Op {
+  using U = typename Unsigned<T>::type;
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    if constexpr (op == scSum || op == scAvg) return T(U(a) + U(b));
+    else if constexpr (op == scProd) return T(U(a) * U(b));
+    else if constexpr (op == scMax) return a < b ? b : a;
+    else return b < a ? b : a;
+  }
+};
+
+// Widening/rounding of the 16-bit float storage types.
+template <typename T> struct Conv;
+template <> struct Conv<F16> {
+  static __device__ __forceinline__ float in(F16 v) { return halfToFloat(v.bits); }
+  static __device__ __forceinline__ F16 out(float f) { return {floatToHalf(f)}; }
+};
+template <> struct Conv<BF16> {
+  static __device__ __forceinline__ float in(BF16 v) { return bf16ToFloat(v.bits); }
+  static __device__ __forceinline__ BF16 out(float f) { return {floatToBf16(f)}; }
+};
+
+template <typename T, int op>
+struct Op16 {
+  using C = Conv<T>;
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    const float x = C::in(a), y = C::in(b);
+    if constexpr (op == scSum || op == scAvg) return C::out(x + y);
+    else if constexpr (op == scProd) return C::out(x * y);
+    else if constexpr (op == scMax) return x < y ? b : a;
+    else return y < x ? b : a;
+  }
+};
+template <int op> struct Op<F16, op> : Op16<F16, op> {};
+template <int op> struct Op<BF16, op> : Op16<BF16, op> {};
+
+// x / d with the CPU backend's rounding (Arith<T>::div).
+template <typename T>
+__device__ __forceinline__ T divide(T x, int d) { return T(x / T(d)); }
+template <>
+__device__ __forceinline__ F16 divide<F16>(F16 x, int d) { return Conv<F16>::out(Conv<F16>::in(x) / float(d)); }
+template <>
+__device__ __forceinline__ BF16 divide<BF16>(BF16 x, int d) { return Conv<BF16>::out(Conv<BF16>::in(x) / float(d)); }
+
+}  // namespace sc::dev
+#endif  // __CUDACC__

@@ -1,0 +1,103 @@
+// Host-side plumbing shared by the top-k launchers (kernels/topk_approx.cu,
+// kernels/topk_exact.cu): the device scope, stream-ordered scratch memory, and
+// the one bounded wait that reads counts back. CUDA-only (nvcc).
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <sched.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "core/deadline.h"
+#include "reduce.cuh"  // SC_CUDA_CHECK
+#include "topk/params.h"
+#include "topk_launch.cuh"
+
+namespace sc {
+namespace topk {
+
+// Makes `device` current for the scope of a launcher; restores the caller's.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    SC_CUDA_CHECK(cudaGetDevice(&prev_));
+    if (prev_ != device) SC_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceScope() { (void)cudaSetDevice(prev_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int prev_ = 0;
+};
+
+// Scratch buffers from the device's stream-ordered pool: allocated on the
+// stream, released on the stream when the launcher returns (after everything it
+// enqueued), so no host synchronisation is needed for their lifetime.
+class Scratch {
+ public:
+  explicit Scratch(cudaStream_t s) : stream_(s) {}
+  ~Scratch() {
+    for (void* p : blocks_) (void)cudaFreeAsync(p, stream_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+
+  template <typename T>
+  T* get(size_t count) {
+    void* p = nullptr;
+    SC_CUDA_CHECK(cudaMallocAsync(&p, count ? count * sizeof(T) : 1, stream_));
+    blocks_.push_back(p);
+    return static_cast<T*>(p);
+  }
+  template <typename T>
+  T* zeroed(size_t count) {
+    T* p = get<T>(count);
+    SC_CUDA_CHECK(cudaMemsetAsync(p, 0, count * sizeof(T), stream_));
+    return p;
+  }
+
+ private:
+  cudaStream_t stream_;
+  std::vector<void*> blocks_;
+};
+
+// Waits (bounded) for everything enqueued on `stream` so far, then copies
+// `bytes` from device memory. The wait polls an event: spin briefly, then
+// yield, then sleep, and give up with scTimeout at the deadline.
+inline void readBack(void* host, const void* dev, size_t bytes, cudaStream_t stream, double timeoutSeconds) {
+  cudaEvent_t ev;
+  SC_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  cudaError_t rc = cudaEventRecord(ev, stream);
+  const Deadline dl = Deadline::in(timeoutSeconds);
+  for (int i = 0; rc == cudaSuccess; ++i) {
+    rc = cudaEventQuery(ev);
+    if (rc != cudaErrorNotReady) break;
+    rc = cudaSuccess;
+    if (dl.expired()) {
+      (void)cudaEventDestroy(ev);
+      SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired while waiting for the top-k count");
+    }
+    if (i < 64) continue;
+    if (i < 1024)
+      sched_yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  (void)cudaEventDestroy(ev);
+  SC_CUDA_CHECK(rc);
+  // The stream is idle: this copy runs at once.
+  SC_CUDA_CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, stream));
+  SC_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+inline unsigned blocksFor(uint64_t work, int threads, uint64_t cap = 65535ull * 32) {
+  const uint64_t b = (work + threads - 1) / threads;
+  return unsigned(b < 1 ? 1 : (b > cap ? cap : b));
+}
+
+}  // namespace topk
+}  // namespace sc

@@ -1,0 +1,235 @@
+"""Top-k selection with error feedback (sparcoll/topk.h): ``sparcoll.topk`` and
+``sparcoll.TopkFeedback``. Exposed by sparcoll/__init__.py when the library has top-k.
+
+The selection is written as a sparse stream (strictly increasing indices, the
+selected values): exactly the input of ``Communicator.sparse_allreduce``.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+from typing import Optional, Tuple
+
+import numpy as np
+
+from . import _sparcoll
+from ._arrays import DTYPES, ArrayRef, as_ref, empty_like_kind, resolve_stream, torch_module
+from .comm import lookup
+from ._views import DeviceView, HostView
+from .errors import InvalidArgumentError
+
+METHODS = {"approx": 0, "approx_at_most": 1, "exact": 2, "threshold": 3}
+OUTPUTS = {"variable": 0, "fixed": 1}
+_U32, _U64 = 0, 1
+_FLOATS = (DTYPES["float16"], DTYPES["float32"], DTYPES["float64"], DTYPES["bfloat16"])
+
+
+def _index_type(ref: ArrayRef, n: int, index_dtype: Optional[str]) -> Tuple[int, int]:
+    """(scTopkIndex_t, dtype code of the index array). torch gets int64 (its index type;
+    the bits of non-negative int64 and uint64 are the same)."""
+    if index_dtype is None:
+        index_dtype = "int64" if ref.kind == "torch" else ("uint32" if n <= 2**32 else "uint64")
+    if index_dtype in ("uint32", "int32"):
+        limit = 2**32 if index_dtype == "uint32" else 2**31
+        if n > limit:
+            raise InvalidArgumentError(f"index_dtype {index_dtype} cannot index {n} elements")
+        return _U32, DTYPES[index_dtype]
+    if index_dtype in ("uint64", "int64"):
+        return _U64, DTYPES[index_dtype]
+    raise InvalidArgumentError(f"index_dtype must be 'uint32', 'int32', 'uint64' or 'int64', got {index_dtype!r}")
+
+
+def _int(v, what: str, lo: int = 0) -> int:
+    try:
+        if isinstance(v, bool):
+            raise TypeError
+        v = operator.index(v)
+    except TypeError:
+        raise InvalidArgumentError(f"{what} must be an int, got {v!r}") from None
+    if v < lo:
+        raise InvalidArgumentError(f"{what} must be >= {lo}, got {v}")
+    return v
+
+
+def _float_input(x, what: str, stream) -> ArrayRef:
+    ref = as_ref(x, what, stream if isinstance(stream, int) else None)
+    if ref.dtype not in _FLOATS:
+        raise InvalidArgumentError(f"{what}: top-k needs a float16/bfloat16/float32/float64 array, got {ref.dtype_name}")
+    return ref
+
+
+def _trim(arr, nnz: int, capacity: int):
+    """The first nnz entries; a compact copy when the buffer is mostly unused (frees it)."""
+    view = arr[:nnz]
+    if nnz * 4 >= capacity:
+        return view
+    if torch_module(view) is not None:
+        return view.clone()
+    return view.copy() if hasattr(view, "copy") else view
+
+
+def _cfg(method, k, bucket, output, seed, samples):
+    return (lookup(METHODS, method, "top-k method"), _int(k, "k"), _int(bucket, "bucket", 1),
+            lookup(OUTPUTS, output, "top-k output"), _int(seed, "seed"), _int(samples, "samples"))
+
+
+def topk(x, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, residual=None, *, step: int = 0,
+         output: str = "variable", index_dtype: Optional[str] = None, samples: int = 0, stream=None):
+    """Selects about k of x's entries by magnitude; returns (indices, values).
+
+    indices are strictly increasing positions in x read flat (uint32 for numpy /
+    cupy up to 2^32 elements, int64 for torch; ``index_dtype`` overrides),
+    values the selected entries in x's dtype, both of x's kind and device.
+
+    method: "approx" (bucketed, k in expectation: bucket b of ``bucket``
+    elements gets its share k_b and keeps element i with probability
+    k_b|v_i|/||v||_1, or the epsilon-shifted form when that would exceed 1 —
+    Renggli §2.4.1), "approx_at_most" (p = min(1, k_b|v_i|/||v||_1)), "exact"
+    (ties to the smaller index), "threshold" (sampled threshold, DGC-style; at
+    most k). output "fixed" (bucketed methods) returns exactly k entries.
+    Randomness is Philox keyed by (seed, step): the same call selects the same
+    entries, on the CPU and on a GPU.
+
+    residual (same shape, dtype and device as x) is error feedback, updated in
+    place: the selection is made on acc = x + residual, the selected entries of
+    acc are returned, and residual becomes acc with them set to 0 (so
+    values + residual == acc exactly). x is never modified.
+    """
+    mc, kk, bk, oc, sd, smp = _cfg(method, k, bucket, output, seed, samples)
+    st = _int(step, "step")
+    X = _float_input(x, "x", stream)
+    n = X.size
+    src = X
+    acc = None
+    if residual is not None:
+        R = as_ref(residual, "residual")
+        if (R.dtype, R.size, R.device is None) != (X.dtype, X.size, X.device is None):
+            raise InvalidArgumentError(f"residual must match x: x is {X.dtype_name}[{X.size}] on {X.where()}, "
+                                       f"residual is {R.dtype_name}[{R.size}] on {R.where()}")
+        if R.readonly:
+            raise InvalidArgumentError("residual is read-only")
+        if R.overlaps(X):
+            raise InvalidArgumentError("residual overlaps x")
+        acc = _add(x, residual, X, R)
+        src = as_ref(acc, "x + residual")
+    it, idt = _index_type(X, n, index_dtype)
+    cap = _sparcoll.topk_max_output(n, mc, kk, bk, oc, it, sd, st, smp)
+    idx = empty_like_kind(X, (cap,), idt)
+    val = empty_like_kind(X, (cap,))
+    I, V = as_ref(idx, "indices"), as_ref(val, "values")
+    nnz, _selected = _sparcoll.topk_select(src.ptr, n, X.dtype, mc, kk, bk, oc, it, sd, st, smp, I.ptr, V.ptr, cap,
+                                           resolve_stream(X, stream))
+    if acc is not None:
+        _store_residual(residual, acc, idx[:nnz], R)
+    return _trim(idx, nnz, cap), _trim(val, nnz, cap)
+
+
+def _add(x, r, X: ArrayRef, R: ArrayRef):
+    """x + r in the caller's array library, shaped like x."""
+    if X.kind == "torch":
+        return x.add(r.reshape(x.shape))
+    if X.kind in ("numpy", "buffer"):
+        xa, ra = np.asarray(X.keep if X.kind == "buffer" else x), np.asarray(R.keep if R.kind == "buffer" else r)
+        return np.add(xa, ra.reshape(xa.shape))
+    try:
+        return x + r.reshape(x.shape)
+    except Exception as e:  # noqa: BLE001
+        raise InvalidArgumentError(f"residual= needs arrays that support + (numpy, torch, cupy): {e}") from e
+
+
+def _store_residual(r, acc, sel, R: ArrayRef) -> None:
+    """r := acc with the selected positions set to 0."""
+    if R.kind == "torch":
+        flat = r.view(-1)
+        flat.copy_(acc.reshape(-1))
+        flat[sel] = 0
+        return
+    if R.kind in ("numpy", "buffer"):
+        flat = (R.keep if R.kind == "buffer" else r).reshape(-1)
+        flat[...] = np.asarray(acc).reshape(-1)
+        flat[np.asarray(sel)] = 0
+        return
+    flat = r.reshape(-1)
+    flat[...] = acc.reshape(-1)
+    flat[sel] = 0
+
+
+_TYPESTR = {"float16": "<f2", "float32": "<f4", "float64": "<f8", "bfloat16": "<u2"}
+
+
+class TopkFeedback:
+    """Error-feedback state of one tensor (the library's fused path, thesis Algorithm 2).
+
+    Owns the residual r (n elements of dtype, initially 0; host memory, or CUDA
+    ``device``) and the step counter of its random stream. Each :meth:`select`
+    computes acc = grad + r, selects on acc, returns the selected entries of
+    acc, and sets r = acc with those entries zeroed (bit-exact conservation),
+    in one pass inside the library.
+    """
+
+    def __init__(self, n: int, dtype: str = "float32", device: Optional[int] = None):
+        code = lookup(DTYPES, dtype, "dtype")
+        self.n, self.dtype, self.device = _int(n, "n"), dtype, device
+        self._h = _sparcoll.TopkStateHandle(self.n, code, -1 if device is None else int(device))
+        self._code = code
+
+    @property
+    def step(self) -> int:
+        """The step of the next select (restore it from a checkpoint by assignment)."""
+        return self._h.step
+
+    @step.setter
+    def step(self, value: int) -> None:
+        self._h.step = _int(value, "step")
+
+    def residual(self, like=None):
+        """The residual as an array (zero copy, valid while this object lives):
+        numpy for a host state (``like`` = a torch tensor gives a torch tensor),
+        a torch / cupy array for a device state (per ``like``'s kind, torch by default)."""
+        ptr = self._h.residual_ptr()
+        ts = _TYPESTR[self.dtype]
+        if self.device is None:
+            arr = np.asarray(HostView(self, ptr, self.n, ts))
+            if torch_module(like) is not None:
+                t = sys.modules["torch"]
+                tt = t.from_numpy(arr)
+                return tt.view(t.bfloat16) if self.dtype == "bfloat16" else tt
+            return arr
+        view = DeviceView(self, ptr, self.n, ts)
+        cp = sys.modules.get("cupy")
+        if like is not None and torch_module(like) is None and cp is not None:
+            return cp.asarray(view)
+        import torch
+
+        tt = torch.as_tensor(view, device=f"cuda:{self.device}")
+        return tt.view(torch.bfloat16) if self.dtype == "bfloat16" else tt
+
+    def reset(self, stream=None) -> None:
+        """residual := 0 and step := 0."""
+        from ._arrays import stream_handle
+
+        self._h.reset(stream_handle(stream) if self.device is not None else 0)
+
+    def select(self, grad, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, *,
+               output: str = "variable", index_dtype: Optional[str] = None, samples: int = 0, stream=None):
+        """(indices, values) selected from grad + residual (see :func:`topk`); updates the residual
+        and advances the step. grad: n elements of the state's dtype, in its memory."""
+        mc, kk, bk, oc, sd, smp = _cfg(method, k, bucket, output, seed, samples)
+        G = _float_input(grad, "grad", stream)
+        if G.size != self.n or G.dtype != self._code:
+            raise InvalidArgumentError(f"grad is {G.dtype_name}[{G.size}], the state holds {self.dtype}[{self.n}]")
+        if (G.device is None) != (self.device is None):
+            raise InvalidArgumentError(f"grad is on {G.where()} but the state's residual is "
+                                       f"{'in host memory' if self.device is None else f'on cuda:{self.device}'}")
+        it, idt = _index_type(G, self.n, index_dtype)
+        cap = _sparcoll.topk_max_output(self.n, mc, kk, bk, oc, it, sd, 0, smp)
+        idx = empty_like_kind(G, (cap,), idt)
+        val = empty_like_kind(G, (cap,))
+        I, V = as_ref(idx, "indices"), as_ref(val, "values")
+        nnz, _selected = self._h.select_feedback(G.ptr, mc, kk, bk, oc, it, sd, smp, I.ptr, V.ptr, cap,
+                                                 resolve_stream(G, stream))
+        return _trim(idx, nnz, cap), _trim(val, nnz, cap)
+
+    def close(self) -> None:
+        self._h.close()

@@ -1,0 +1,293 @@
+"""The communicator: creation (MPI, local threads, torch.distributed) and the
+dense collectives. Area collectives (sparse allreduce, DSOP) are methods too,
+added by their modules when the library has them."""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import weakref
+from typing import Any, List, Optional, Sequence
+
+from . import _sparcoll
+from ._arrays import ArrayRef, as_ref, empty_like_kind, resolve_stream, stream_handle
+from .errors import InvalidArgumentError, InvalidUsageError
+
+OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3, "avg": 4}
+ALGOS = {"auto": 0, "ring": 1, "rabenseifner": 2, "recdbl": 3, "native": 4}
+TRANSPORTS = {"mpi": 0, "nccl": 1, "local": 2}
+
+
+def lookup(table: dict, name, what: str) -> int:
+    """Maps a user-facing name ("ring", "sum", ...) to its C enum value."""
+    if not isinstance(name, str) or name not in table:
+        raise InvalidArgumentError(f"unknown {what} {name!r}; expected one of: {', '.join(table)}")
+    return table[name]
+
+
+# Communicators still open at interpreter exit are destroyed before mpi4py
+# finalizes MPI (Python's atexit runs before mpi4py's MPI_Finalize hook).
+_live: "weakref.WeakSet[Communicator]" = weakref.WeakSet()
+_live_lock = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    with _live_lock:
+        comms = list(_live)
+    for c in comms:
+        c.close()
+
+
+class Communicator:
+    """A group of ranks that run collectives together.
+
+    Create one with :meth:`from_mpi`, :meth:`from_torch` or :func:`local_group`.
+    A communicator is used by one thread at a time; collectives release the GIL,
+    so the communicators of a local group run concurrently in their threads.
+
+    Arrays stay where they are (zero copy): host arrays (numpy, torch CPU, ...)
+    on host communicators (transports "mpi" and host "local"), CUDA arrays
+    (torch CUDA, cupy, DLPack / ``__cuda_array_interface__``) on device
+    communicators ("nccl", device "local"), where the work is enqueued on the
+    caller's current stream (``stream=`` overrides it).
+    """
+
+    def __init__(self, handle, transport: str):
+        self._h = handle
+        self.transport = transport
+        with _live_lock:
+            _live.add(self)
+
+    # ---------------------------------------------------------------- creation
+    @classmethod
+    def from_mpi(cls, mpi_comm=None, transport: str = "mpi", *, device: int = -1,
+                 timeout: Optional[float] = None, algo: str = "auto", pipeline_bytes: int = 0) -> "Communicator":
+        """One communicator per MPI rank over an mpi4py communicator (None: MPI.COMM_WORLD).
+
+        transport "mpi" works on host arrays; "nccl" bootstraps an NCCL
+        communicator over MPI and works on CUDA arrays on ``device`` (-1: the
+        node-local rank). Collective over ``mpi_comm``. ``timeout`` (seconds)
+        bounds every blocking wait (default: env SPARCOLL_TIMEOUT or 300);
+        ``algo`` is what "auto" resolves to ("auto" = cost model).
+        """
+        code = lookup({"mpi": 0, "nccl": 1}, transport, "transport for from_mpi")
+        need = "nccl" if transport == "nccl" else "mpi"
+        if not _sparcoll.features[need]:
+            raise InvalidUsageError(f"this sparcoll build has no {need} transport "
+                                    f"(built with: {_feature_summary()})")
+        try:
+            from mpi4py import MPI
+        except ImportError as e:
+            raise InvalidUsageError("Communicator.from_mpi needs mpi4py (pip install mpi4py)") from e
+        comm = MPI.COMM_WORLD if mpi_comm is None else mpi_comm
+        if not isinstance(comm, MPI.Comm):
+            raise TypeError(f"mpi_comm must be an mpi4py communicator, got {type(mpi_comm).__name__}")
+        if comm == MPI.COMM_NULL:
+            raise InvalidArgumentError("mpi_comm is MPI.COMM_NULL")
+        h = _sparcoll.init_mpi(MPI._addressof(comm), code, int(device), _timeout(timeout),
+                               lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes))
+        return cls(h, transport)
+
+    @classmethod
+    def from_torch(cls, process_group=None, transport: str = "nccl", **kwargs) -> "Communicator":
+        """A communicator with the ranks of a torch.distributed process group, in its rank order.
+
+        Collective over the process group (default: the world group). The
+        sparcoll communicator is bootstrapped over MPI, so the job must run
+        under mpirun with mpi4py installed: the group's members exchange their
+        MPI ranks through the process group, build the matching MPI
+        communicator, and (transport "nccl") NCCL's unique id travels over it.
+        transport "mpi" gives a host communicator (CPU tensors, e.g. with a
+        gloo process group); "nccl" a device one (CUDA tensors). kwargs as for
+        :meth:`from_mpi`.
+        """
+        from .torch import _mpi_comm_of_group
+
+        lookup({"mpi": 0, "nccl": 1}, transport, "transport for from_torch")
+        sub = _mpi_comm_of_group(process_group)
+        try:
+            return cls.from_mpi(sub, transport, **kwargs)
+        finally:
+            sub.Free()
+
+    # ---------------------------------------------------------------- queries
+    @property
+    def rank(self) -> int:
+        return self._h.rank
+
+    @property
+    def size(self) -> int:
+        return self._h.size
+
+    @property
+    def is_device(self) -> bool:
+        """True when the communicator works on CUDA arrays."""
+        return self._h.is_device
+
+    @property
+    def closed(self) -> bool:
+        return self._h.closed
+
+    def stats(self) -> dict:
+        """Traffic of sparcoll's own schedules on this rank since the last reset:
+        {"bytes_sent", "bytes_recv", "msgs_sent", "msgs_recv"} (native calls are not counted)."""
+        return self._h.stats()
+
+    def reset_stats(self) -> None:
+        self._h.reset_stats()
+
+    def algo_for(self, nbytes: int) -> str:
+        """The dense allreduce algorithm "auto" picks for a message of nbytes bytes."""
+        code = self._h.algo_for(int(nbytes))
+        return next(k for k, v in ALGOS.items() if v == code)
+
+    def close(self) -> None:
+        """Destroys the communicator (also done at garbage collection and at exit)."""
+        self._h.close()
+
+    def __enter__(self) -> "Communicator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return f"<sparcoll.Communicator {self.transport} closed>"
+        return f"<sparcoll.Communicator {self.transport} rank {self.rank} of {self.size}>"
+
+    # ---------------------------------------------------------------- helpers
+    def _check_where(self, ref: ArrayRef, what: str) -> None:
+        if self.is_device and ref.device is None:
+            raise InvalidArgumentError(
+                f"{what} is in host memory but this {self.transport} communicator works on CUDA arrays")
+        if not self.is_device and ref.device is not None:
+            raise InvalidArgumentError(
+                f"{what} is on {ref.where()} but this {self.transport} communicator works on host arrays")
+
+    def _input(self, x, what: str, stream=None) -> ArrayRef:
+        ref = as_ref(x, what, stream if isinstance(stream, int) else None)
+        self._check_where(ref, what)
+        return ref
+
+    def _output(self, src: ArrayRef, out, shape, what: str = "out", dtype: Optional[int] = None,
+                allow_same: bool = False, inplace_offset: Optional[int] = None):
+        """(out object, its ArrayRef): a new array of the caller's kind, or the checked out=."""
+        dtype = src.dtype if dtype is None else dtype
+        if out is None:
+            out = empty_like_kind(src, shape, dtype)
+            return out, as_ref(out, what)
+        ref = as_ref(out, what)
+        self._check_where(ref, what)
+        if ref.dtype != dtype:
+            raise InvalidArgumentError(f"{what} has dtype {ref.dtype_name}, expected {_name(dtype)}")
+        if ref.size != _prod(shape):
+            raise InvalidArgumentError(f"{what} has {ref.size} elements, expected {_prod(shape)} (shape {tuple(shape)})")
+        if ref.readonly:
+            raise InvalidArgumentError(f"{what} is read-only")
+        if ref.device != src.device and ref.device is not None and src.device is not None \
+                and ref.device >= 0 and src.device >= 0:
+            raise InvalidArgumentError(f"{what} is on {ref.where()} but the input is on {src.where()}")
+        if ref.overlaps(src):
+            in_place = (allow_same and ref.ptr == src.ptr) or \
+                       (inplace_offset is not None and ref.ptr == src.ptr + inplace_offset)
+            if not in_place:
+                raise InvalidArgumentError(f"{what} overlaps the input without being the in-place position")
+        return out, ref
+
+    # ---------------------------------------------------------------- dense collectives
+    def allreduce(self, x, out=None, op: str = "sum", algo: str = "auto", stream=None):
+        """out[i] = op over ranks of x[i]. ``out=x`` works in place. Returns out
+        (a new array of x's kind and shape when out is None).
+
+        op: "sum", "prod", "max", "min", "avg"; algo: "auto", "ring",
+        "rabenseifner", "recdbl", "native".
+        """
+        opc, algc = lookup(OPS, op, "reduction op"), lookup(ALGOS, algo, "algorithm")
+        src = self._input(x, "x", stream)
+        out, dst = self._output(src, out, src.shape, allow_same=True)
+        _sparcoll.allreduce(self._h, src.ptr, dst.ptr, src.size, src.dtype, opc, algc, resolve_stream(src, stream))
+        return out
+
+    def reduce_scatter(self, x, out=None, op: str = "sum", algo: str = "auto", stream=None):
+        """Reduces x over ranks; rank r keeps block r. x's first dimension (its
+        length for 1-D) must divide by size: the result has shape
+        (x.shape[0] // size, *x.shape[1:]). In place when out is block r of x.
+
+        algo: "auto", "ring", "rabenseifner" (recursive halving), "native".
+        """
+        opc, algc = lookup(OPS, op, "reduction op"), lookup(ALGOS, algo, "algorithm")
+        src = self._input(x, "x", stream)
+        P = self.size
+        if len(src.shape) == 0 or src.shape[0] % P:
+            raise InvalidArgumentError(
+                f"reduce_scatter: x has shape {src.shape}; its first dimension must be divisible by size {P}")
+        shape = (src.shape[0] // P,) + src.shape[1:]
+        recv = _prod(shape)
+        out, dst = self._output(src, out, shape, inplace_offset=self.rank * recv * src.itemsize)
+        _sparcoll.reduce_scatter(self._h, src.ptr, dst.ptr, recv, src.dtype, opc, algc, resolve_stream(src, stream))
+        return out
+
+    def allgather(self, x, out=None, algo: str = "auto", stream=None):
+        """Concatenates every rank's x along the first dimension: shape
+        (size * x.shape[0], *x.shape[1:]) ((size,) for a 0-d x). In place when x
+        is block rank of out.
+
+        algo: "auto", "ring", "recdbl" (recursive doubling), "native".
+        """
+        algc = lookup(ALGOS, algo, "algorithm")
+        src = self._input(x, "x", stream)
+        P = self.size
+        shape = (P,) if len(src.shape) == 0 else (P * src.shape[0],) + src.shape[1:]
+        out, dst = self._output(src, out, shape, inplace_offset=-self.rank * src.nbytes)
+        _sparcoll.allgather(self._h, src.ptr, dst.ptr, src.size, src.dtype, algc, resolve_stream(src, stream))
+        return out
+
+    def barrier(self, stream=None) -> None:
+        """Returns once every rank has called barrier (bounded by the timeout)."""
+        _sparcoll.barrier(self._h, stream_handle(stream) if self.is_device else 0)
+
+
+def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Optional[float] = None,
+                algo: str = "auto", pipeline_bytes: int = 0) -> List[Communicator]:
+    """n communicators of one process, rank i = element i, for n threads.
+
+    devices None: host memory (numpy / CPU tensors). Otherwise devices[i] is
+    rank i's CUDA device (ranks may share a device). Each communicator must be
+    driven by its own thread, concurrently (collectives block until every rank
+    takes part); e.g. with concurrent.futures.ThreadPoolExecutor(n).
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"n must be an int, got {type(n).__name__}")
+    devs = None if devices is None else [int(d) for d in devices]
+    if devs is not None and not _sparcoll.features["cuda"]:
+        raise InvalidUsageError("local_group(devices=...) needs a CUDA build of sparcoll "
+                                f"(built with: {_feature_summary()})")
+    hs = _sparcoll.init_local(n, devs, _timeout(timeout), lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes))
+    return [Communicator(h, "local") for h in hs]
+
+
+def _timeout(t: Optional[float]) -> float:
+    if t is None:
+        return 0.0
+    t = float(t)
+    if not t > 0:
+        raise InvalidArgumentError(f"timeout must be > 0 seconds, got {t}")
+    return t
+
+
+def _prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+def _name(code: int) -> str:
+    from ._arrays import DTYPE_NAMES
+    return DTYPE_NAMES[code]
+
+
+def _feature_summary() -> str:
+    return ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in _sparcoll.features.items())

@@ -1,0 +1,205 @@
+"""PyTorch integration: a DDP communication hook that sends only the top-k
+entries of each gradient bucket, with error feedback, through sparcoll's
+sparse allreduce (Renggli, Algorithm 2 "TopK SGD with error correction").
+
+    import sparcoll as sc
+    from sparcoll.torch import TopkState, topk_hook
+
+    comm = sc.Communicator.from_torch(transport="nccl")        # or "mpi" with gloo + CPU
+    state = TopkState(comm, density=0.01, start_iter=10)
+    ddp_model.register_comm_hook(state, topk_hook)
+
+Shaped like PyTorch's PowerSGD hook: a state object that counts iterations
+(advanced when DDP hands over its last bucket), a dense allreduce for the first
+``start_iter`` iterations (DDP rebuilds its buckets after the first one, and
+early gradients are large), then per bucket: top-k of gradient + residual,
+residual kept per bucket index, sparse allreduce (average over ranks) of the
+selection, result written into the bucket and returned through a
+``torch.futures.Future`` created for the bucket's device.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Dict, Optional
+
+import torch
+import torch.distributed as dist
+
+from . import _sparcoll
+from .comm import Communicator
+from .errors import InvalidArgumentError, InvalidUsageError
+
+__all__ = ["TopkState", "topk_hook", "dense_hook"]
+
+_GOLDEN = 0x9E3779B97F4A7C15
+_MASK64 = (1 << 64) - 1
+
+
+def _require(feature: str) -> None:
+    if not _sparcoll.features[feature]:
+        raise InvalidUsageError(f"sparcoll.torch needs the library's {feature} functions, which this build lacks "
+                                f"(features: {_sparcoll.features})")
+
+
+class TopkState:
+    """State of :func:`topk_hook` (one per DDP model).
+
+    Args:
+        comm: the sparcoll communicator of the DDP ranks (same rank order as
+            DDP's process group, e.g. ``Communicator.from_torch(pg)``); a host
+            communicator for CPU models, a device one for CUDA models.
+        density: fraction of each bucket's entries sent (k = ceil(density * n)).
+        bucket: bucket length of the approximate top-k (elements per selection
+            bucket; not DDP's gradient bucket).
+        start_iter: iterations that use the dense allreduce before top-k starts.
+        error_feedback: keep the unsent remainder per DDP bucket and add it to
+            the next gradient (Algorithm 2); False: plain top-k (unsent mass is lost).
+        seed: key of the selection's random stream (mixed with rank and bucket index).
+        method: "approx" (default; k in expectation), "approx_at_most", "exact", "threshold".
+    """
+
+    def __init__(self, comm: Communicator, density: float = 0.01, bucket: int = 512, start_iter: int = 10,
+                 error_feedback: bool = True, seed: int = 0, method: str = "approx"):
+        _require("topk")
+        _require("sparse")
+        if not isinstance(comm, Communicator):
+            raise TypeError(f"comm must be a sparcoll.Communicator, got {type(comm).__name__}")
+        if not 0.0 < float(density) <= 1.0:
+            raise InvalidArgumentError(f"density must be in (0, 1], got {density}")
+        if int(bucket) < 1:
+            raise InvalidArgumentError(f"bucket must be >= 1, got {bucket}")
+        if int(start_iter) < 0:
+            raise InvalidArgumentError(f"start_iter must be >= 0, got {start_iter}")
+        from ._topk import METHODS
+
+        if method not in METHODS:
+            raise InvalidArgumentError(f"unknown top-k method {method!r}; expected one of: {', '.join(METHODS)}")
+        self.comm, self.density, self.bucket = comm, float(density), int(bucket)
+        self.start_iter, self.error_feedback, self.seed, self.method = int(start_iter), bool(error_feedback), \
+            int(seed), method
+        self.iter = 0
+        self._feedback: Dict[int, object] = {}  # DDP bucket index -> sparcoll.TopkFeedback
+        self.sent_elements = 0  # entries this rank sent through top-k (statistics)
+        self.total_elements = 0
+
+    def maybe_increase_iter(self, bucket: "dist.GradBucket") -> None:
+        """Counts an iteration when DDP hands over its last bucket (as PowerSGD does)."""
+        if bucket.is_last():
+            self.iter += 1
+
+    def k_for(self, n: int) -> int:
+        return max(1, min(n, math.ceil(self.density * n)))
+
+    def seed_for(self, index: int) -> int:
+        """Philox key of a bucket: seed mixed with the rank and the bucket index."""
+        return (self.seed + _GOLDEN * (1 + index + (self.comm.rank << 20))) & _MASK64
+
+    def feedback(self, index: int, like: torch.Tensor):
+        """The error-feedback state of DDP bucket ``index`` (created on first use,
+        re-created if the bucket's size or dtype changed, e.g. after DDP rebuilt buckets)."""
+        from ._topk import TopkFeedback
+
+        dtype = str(like.dtype).replace("torch.", "")
+        device = like.device.index if like.device.type == "cuda" else None
+        fb = self._feedback.get(index)
+        if fb is None or fb.n != like.numel() or fb.dtype != dtype or fb.device != device:
+            fb = TopkFeedback(like.numel(), dtype, device)
+            self._feedback[index] = fb
+        return fb
+
+    def residual(self, index: int) -> Optional[torch.Tensor]:
+        """The residual of DDP bucket ``index`` (a zero-copy torch view), or None before its first top-k step."""
+        fb = self._feedback.get(index)
+        if fb is None:
+            return None
+        return fb.residual(like=torch.empty(0))
+
+    def state_dict(self) -> dict:
+        """Iteration, residuals (CPU copies) and random-stream steps, for checkpoints."""
+        return {"iter": self.iter,
+                "residuals": {i: self.residual(i).detach().cpu().clone() for i in self._feedback},
+                "steps": {i: fb.step for i, fb in self._feedback.items()}}
+
+    def load_state_dict(self, sd: dict) -> None:
+        self.iter = int(sd["iter"])
+        for i, r in sd["residuals"].items():
+            like = r if self.comm.is_device is False else r.cuda()
+            fb = self.feedback(int(i), like)
+            fb.residual(like=torch.empty(0)).copy_(r.reshape(-1))
+            fb.step = int(sd["steps"][i])
+
+
+def _future(value: torch.Tensor) -> torch.futures.Future:
+    fut = torch.futures.Future(devices=[value.device]) if value.device.type == "cuda" else torch.futures.Future()
+    fut.set_result(value)
+    return fut
+
+
+def dense_hook(comm: Communicator, bucket: "dist.GradBucket") -> torch.futures.Future:
+    """DDP hook: the bucket's average over ranks with sparcoll's dense allreduce
+    (the baseline the top-k hook is compared against)."""
+    buf = bucket.buffer()
+    comm.allreduce(buf, out=buf, op="avg")
+    return _future(buf)
+
+
+def topk_hook(state: TopkState, bucket: "dist.GradBucket") -> torch.futures.Future:
+    """DDP communication hook: dense average for the first ``state.start_iter``
+    iterations, then top-k (+ error feedback) and the sparse allreduce average."""
+    buf = bucket.buffer()
+    comm = state.comm
+    if state.iter < state.start_iter:
+        comm.allreduce(buf, out=buf, op="avg")
+        state.maybe_increase_iter(bucket)
+        return _future(buf)
+
+    from ._topk import topk
+
+    n = buf.numel()
+    k = state.k_for(n)
+    index = bucket.index()
+    flat = buf.view(-1)
+    # int32 indices: half the index traffic of int64 (buckets are far below 2^31 entries).
+    itype = "int32" if n < 2**31 else "int64"
+    if state.error_feedback:
+        fb = state.feedback(index, flat)
+        idx, vals = fb.select(flat, k, state.method, bucket=state.bucket, seed=state.seed_for(index),
+                              index_dtype=itype)
+    else:
+        idx, vals = topk(flat, k, state.method, bucket=state.bucket, seed=state.seed_for(index), step=state.iter,
+                         index_dtype=itype)
+    state.sent_elements += int(idx.numel())
+    state.total_elements += n
+    comm.sparse_allreduce(idx, vals, n, op="avg", out=flat)
+    state.maybe_increase_iter(bucket)
+    return _future(buf)
+
+
+def _mpi_comm_of_group(process_group=None):
+    """The MPI communicator whose ranks are the process group's members in its rank order.
+
+    Collective over the process group. Needs the job to run under mpirun
+    (mpi4py's COMM_WORLD spans the group's processes)."""
+    if not (dist.is_available() and dist.is_initialized()):
+        raise InvalidUsageError("Communicator.from_torch needs torch.distributed initialized "
+                                "(torch.distributed.init_process_group)")
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise InvalidUsageError("Communicator.from_torch bootstraps over MPI: install mpi4py and launch with mpirun") \
+            from e
+    pg = process_group if process_group is not None else dist.group.WORLD
+    size = dist.get_world_size(pg)
+    world = MPI.COMM_WORLD
+    ranks = [None] * size
+    dist.all_gather_object(ranks, world.Get_rank(), group=pg)
+    if len(set(ranks)) != size or world.Get_size() < size:
+        raise InvalidUsageError(
+            f"Communicator.from_torch: the {size} members of the process group are not distinct MPI ranks "
+            f"(MPI world size {world.Get_size()}, MPI ranks {ranks}); launch the job with mpirun")
+    group = world.Get_group().Incl(ranks)
+    try:
+        return world.Create_group(group)  # collective over the group's members only
+    finally:
+        group.Free()

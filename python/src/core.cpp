@@ -1,0 +1,142 @@
+// Bindings of the foundation: communicator creation and queries, statistics,
+// dense collectives. Every collective releases the GIL so that the threads of
+// a local group (one communicator each) run their ranks concurrently.
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <vector>
+
+#include "common.h"
+
+namespace scpy {
+namespace {
+
+scConfig_t makeConfig(int transport, int device, double timeout, int algo, size_t pipelineBytes) {
+  scConfig_t cfg = SC_CONFIG_INITIALIZER;
+  cfg.transport = scTransport_t(transport);
+  cfg.device = device;
+  cfg.timeoutSeconds = timeout;
+  cfg.algo = scAlgo_t(algo);
+  cfg.pipelineBytes = pipelineBytes;
+  return cfg;
+}
+
+// mpiCommAddr: address of an MPI_Comm handle (mpi4py: MPI._addressof(comm)), 0 = MPI_COMM_WORLD.
+Comm* initMpi(std::uintptr_t mpiCommAddr, int transport, int device, double timeout, int algo,
+              size_t pipelineBytes) {
+  scConfig_t cfg = makeConfig(transport, device, timeout, algo, pipelineBytes);
+  scComm_t c = nullptr;
+  scResult_t r;
+  {
+    py::gil_scoped_release nogil;  // NCCL bootstrap is collective over the MPI communicator
+    r = scCommInitMpi(&c, ptr<const void>(mpiCommAddr), &cfg);
+  }
+  check(r, nullptr);
+  return new Comm(c);
+}
+
+std::vector<Comm*> initLocal(int n, std::optional<std::vector<int>> devices, double timeout, int algo,
+                             size_t pipelineBytes) {
+  if (n < 1) throw Failure{scInvalidArgument, "local_group: n must be >= 1, got " + std::to_string(n)};
+  if (devices && int(devices->size()) != n)
+    throw Failure{scInvalidArgument, "local_group: devices has " + std::to_string(devices->size()) +
+                                         " entries for n = " + std::to_string(n)};
+  scConfig_t cfg = makeConfig(scTransportLocal, -1, timeout, algo, pipelineBytes);
+  std::vector<scComm_t> raw(size_t(n), nullptr);
+  check(scCommInitLocal(raw.data(), n, devices ? devices->data() : nullptr, &cfg), nullptr);
+  std::vector<Comm*> out;
+  for (scComm_t c : raw) out.push_back(new Comm(c));
+  return out;
+}
+
+py::dict stats(Comm& c) {
+  scStats_t s{};
+  check(scCommGetStats(c.get(), &s), c.get());
+  py::dict d;
+  d["bytes_sent"] = s.bytesSent;
+  d["bytes_recv"] = s.bytesRecv;
+  d["msgs_sent"] = s.msgsSent;
+  d["msgs_recv"] = s.msgsRecv;
+  return d;
+}
+
+}  // namespace
+
+void bindCore(py::module_& m) {
+  py::class_<Comm>(m, "Comm")
+      .def_property_readonly("rank", [](Comm& c) {
+        int r = 0;
+        check(scCommRank(c.get(), &r), c.get());
+        return r;
+      })
+      .def_property_readonly("size", [](Comm& c) {
+        int s = 0;
+        check(scCommSize(c.get(), &s), c.get());
+        return s;
+      })
+      .def_property_readonly("is_device", [](Comm& c) {
+        int d = 0;
+        check(scCommIsDevice(c.get(), &d), c.get());
+        return d != 0;
+      })
+      .def_property_readonly("closed", &Comm::closed)
+      .def("close", &Comm::close)
+      .def("last_error", [](Comm& c) { return std::string(scGetLastError(c.get())); })
+      .def("stats", &stats)
+      .def("reset_stats", [](Comm& c) { check(scCommResetStats(c.get()), c.get()); })
+      .def("algo_for", [](Comm& c, size_t bytes) {
+        scAlgo_t a = scAlgoAuto;
+        check(scAllReduceAlgoFor(c.get(), bytes, &a), c.get());
+        return int(a);
+      });
+
+  m.def("init_mpi", &initMpi, py::return_value_policy::take_ownership, py::arg("mpi_comm_addr"),
+        py::arg("transport"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"));
+  m.def("init_local", &initLocal, py::return_value_policy::take_ownership, py::arg("n"), py::arg("devices"),
+        py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"));
+
+  m.def("allreduce", [](Comm& c, std::uintptr_t send, std::uintptr_t recv, size_t count, int dt, int op, int algo,
+                        std::uintptr_t stream) {
+    scComm_t comm = c.get();
+    scResult_t r;
+    {
+      py::gil_scoped_release nogil;
+      r = scAllReduce(ptr(send), ptr(recv), count, scDataType_t(dt), scRedOp_t(op), scAlgo_t(algo), comm,
+                      ptr(stream));
+    }
+    check(r, comm);
+  });
+  m.def("reduce_scatter", [](Comm& c, std::uintptr_t send, std::uintptr_t recv, size_t recvcount, int dt, int op,
+                             int algo, std::uintptr_t stream) {
+    scComm_t comm = c.get();
+    scResult_t r;
+    {
+      py::gil_scoped_release nogil;
+      r = scReduceScatter(ptr(send), ptr(recv), recvcount, scDataType_t(dt), scRedOp_t(op), scAlgo_t(algo), comm,
+                          ptr(stream));
+    }
+    check(r, comm);
+  });
+  m.def("allgather", [](Comm& c, std::uintptr_t send, std::uintptr_t recv, size_t sendcount, int dt, int algo,
+                        std::uintptr_t stream) {
+    scComm_t comm = c.get();
+    scResult_t r;
+    {
+      py::gil_scoped_release nogil;
+      r = scAllGather(ptr(send), ptr(recv), sendcount, scDataType_t(dt), scAlgo_t(algo), comm, ptr(stream));
+    }
+    check(r, comm);
+  });
+  m.def("barrier", [](Comm& c, std::uintptr_t stream) {
+    scComm_t comm = c.get();
+    scResult_t r;
+    {
+      py::gil_scoped_release nogil;
+      r = scBarrier(comm, ptr(stream));
+    }
+    check(r, comm);
+  });
+  m.def("error_string", [](int code) { return std::string(scGetErrorString(scResult_t(code))); });
+}
+
+}  // namespace scpy

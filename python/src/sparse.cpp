@@ -1,0 +1,112 @@
+// Bindings of the sparse allreduce (sparcoll/sparse.h): dense result, sparse
+// (library-owned) result, and the algorithm the cost model picks.
+#include <pybind11/stl.h>
+
+#include <vector>
+
+#include "common.h"
+
+namespace scpy {
+namespace {
+
+scSparseOptions_t makeOpts(unsigned flags, double switchDensity, int earlyGroupSize) {
+  scSparseOptions_t o = SC_SPARSE_OPTIONS_INITIALIZER;
+  o.flags = flags;
+  o.switchDensity = switchDensity;
+  o.earlyGroupSize = earlyGroupSize;
+  return o;
+}
+
+// Owns one scSparseResult_t (library-owned buffers reused across calls).
+class SparseResult {
+ public:
+  explicit SparseResult(Comm& c) { check(scSparseResultCreate(c.get(), &r_), nullptr); }
+  SparseResult(const SparseResult&) = delete;
+  SparseResult& operator=(const SparseResult&) = delete;
+  ~SparseResult() { close(); }
+  void close() {
+    if (r_) {
+      scSparseResultDestroy(r_);
+      r_ = nullptr;
+    }
+  }
+  scSparseResult_t get() const {
+    if (!r_) throw Failure{scInvalidUsage, "the sparse result was closed"};
+    return r_;
+  }
+
+  // (is_dense, nnz, dim, indices address (0 when dense), values address, algo).
+  py::tuple describe() const {
+    int dense = 0;
+    size_t nnz = 0, dim = 0;
+    const void* idx = nullptr;
+    const void* val = nullptr;
+    scSparseAlgo_t algo = scSparseAuto;
+    check(scSparseResultIsDense(r_, &dense), nullptr);
+    check(scSparseResultNnz(r_, &nnz), nullptr);
+    check(scSparseResultDim(r_, &dim), nullptr);
+    check(scSparseResultIndices(r_, &idx), nullptr);
+    check(scSparseResultValues(r_, &val), nullptr);
+    check(scSparseResultAlgo(r_, &algo), nullptr);
+    return py::make_tuple(dense != 0, nnz, dim, reinterpret_cast<std::uintptr_t>(idx),
+                          reinterpret_cast<std::uintptr_t>(val), int(algo));
+  }
+
+ private:
+  scSparseResult_t r_ = nullptr;
+};
+
+}  // namespace
+
+void bindSparse(py::module_& m) {
+  m.def("sparse_allreduce", [](Comm& c, std::uintptr_t idx, std::uintptr_t val, size_t nnz, size_t dim, int itype,
+                               int vtype, int op, int algo, unsigned flags, double switchDensity, int earlyGroup,
+                               std::uintptr_t out, std::uintptr_t stream) {
+    scComm_t comm = c.get();
+    scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
+    scResult_t r;
+    {
+      py::gil_scoped_release nogil;
+      r = scSparseAllReduceEx(ptr(idx), ptr(val), nnz, dim, scIndexType_t(itype), scDataType_t(vtype), scRedOp_t(op),
+                              scSparseAlgo_t(algo), &o, ptr(out), comm, ptr(stream));
+    }
+    check(r, comm);
+  });
+
+  py::class_<SparseResult>(m, "SparseResultHandle")
+      .def(py::init<Comm&>())
+      .def("close", &SparseResult::close)
+      .def("describe", [](SparseResult& s) {
+        s.get();
+        return s.describe();
+      });
+
+  m.def("sparse_allreduce_to_sparse", [](Comm& c, std::uintptr_t idx, std::uintptr_t val, size_t nnz, size_t dim,
+                                         int itype, int vtype, int op, int algo, unsigned flags, double switchDensity,
+                                         int earlyGroup, SparseResult& res, std::uintptr_t stream) {
+    scComm_t comm = c.get();
+    scSparseResult_t rh = res.get();
+    scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
+    scResult_t r;
+    {
+      py::gil_scoped_release nogil;
+      r = scSparseAllReduceToSparse(ptr(idx), ptr(val), nnz, dim, scIndexType_t(itype), scDataType_t(vtype),
+                                    scRedOp_t(op), scSparseAlgo_t(algo), &o, rh, comm, ptr(stream));
+    }
+    check(r, comm);
+    return res.describe();
+  });
+
+  m.def("sparse_algo_for", [](Comm& c, std::vector<size_t> nnzPerRank, size_t dim, int itype, int vtype,
+                              unsigned flags, double switchDensity, int earlyGroup, bool denseOutput) {
+    scComm_t comm = c.get();
+    scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
+    scSparseAlgo_t a = scSparseAuto;
+    check(scSparseAlgoFor(comm, nnzPerRank.data(), dim, scIndexType_t(itype), scDataType_t(vtype), &o,
+                          denseOutput ? 1 : 0, &a),
+          comm);
+    return int(a);
+  });
+}
+
+}  // namespace scpy

@@ -1,0 +1,78 @@
+// The C++ RAII layer (sparcoll.hpp): ownership, typed calls, exceptions.
+#include <thread>
+#include <vector>
+
+#include "common/harness.h"
+#include "sparcoll/sparcoll.hpp"
+
+namespace {
+
+TEST(CxxApi, LocalGroupTypedCollectives) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "local-only test";
+  auto comms = sparcoll::Comm::local(4, {}, sparcoll::Config().timeout(30).pipelineBytes(64));
+  ASSERT_EQ(comms.size(), 4u);
+  std::vector<std::thread> threads;
+  std::vector<std::vector<double>> ar(4), rs(4), ag(4);
+  for (int r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      EXPECT_EQ(comms[r].rank(), r);
+      EXPECT_EQ(comms[r].size(), 4);
+      std::vector<double> x(40);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = double(r * 100 + i);
+      ar[r].resize(40);
+      comms[r].allReduce(x.data(), ar[r].data(), x.size(), scSum, scAlgoRing);
+      rs[r].resize(10);
+      comms[r].reduceScatter(x.data(), rs[r].data(), 10, scMax, scAlgoRabenseifner);
+      ag[r].resize(160);
+      comms[r].allGather(x.data(), ag[r].data(), 40, scAlgoRecDbl);
+      comms[r].barrier();
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 4; ++r) {
+    for (size_t i = 0; i < 40; ++i) EXPECT_EQ(ar[r][i], 4.0 * i + 600.0);
+    for (size_t i = 0; i < 10; ++i) EXPECT_EQ(rs[r][i], 300.0 + r * 10 + i);
+    for (size_t i = 0; i < 160; ++i) EXPECT_EQ(ag[r][i], double((i / 40) * 100 + i % 40));
+  }
+  EXPECT_GT(comms[0].stats().bytesSent, 0u);
+  comms[0].resetStats();
+  EXPECT_EQ(comms[0].stats().bytesSent, 0u);
+}
+
+TEST(CxxApi, ErrorsBecomeExceptionsWithCodeAndMessage) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "local-only test";
+  auto comms = sparcoll::Comm::local(1);
+  try {
+    comms[0].allReduce<float>(nullptr, nullptr, 3);
+    FAIL() << "expected sparcoll::Error";
+  } catch (const sparcoll::Error& e) {
+    EXPECT_EQ(e.code(), scInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("sendbuf is NULL"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(sparcoll::Comm::local(0), sparcoll::Error);
+  EXPECT_THROW(sparcoll::Comm::local(2, {0}), sparcoll::Error);
+}
+
+TEST(CxxApi, MoveTransfersOwnership) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "local-only test";
+  auto comms = sparcoll::Comm::local(1);
+  sparcoll::Comm a = std::move(comms[0]);
+  EXPECT_EQ(comms[0].get(), nullptr);
+  sparcoll::Comm b;
+  b = std::move(a);
+  EXPECT_EQ(a.get(), nullptr);
+  EXPECT_EQ(b.size(), 1);
+  int v = 7, out = 0;
+  b.allReduce(&v, &out, 1);
+  EXPECT_EQ(out, 7);
+}
+
+TEST(CxxApi, MpiWorld) {
+  if (sctest::mode() != sctest::Mode::Mpi) GTEST_SKIP() << "runs in the MPI binary";
+  sparcoll::Comm comm = sparcoll::Comm::mpi(nullptr, sparcoll::Config().timeout(60));
+  const int P = comm.size();
+  int64_t v = comm.rank() + 1, out = 0;
+  comm.allReduce(&v, &out, 1, scSum);
+  EXPECT_EQ(out, int64_t(P) * (P + 1) / 2);
+}
+
+}  // namespace

@@ -1,0 +1,347 @@
+// Bad input: each returns its documented scResult_t with a last-error message
+// that names the problem and carries csrc/<file>:<line>; nothing is sent (all
+// ranks make the same bad call and none may hang), and an argument error does
+// not abort the communicator. Runs on the local transport and, in the _mpi
+// binary, on the MPI transport.
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "dense_check.h"
+
+extern "C" {
+scResult_t c_allreduce(const void* s, void* r, size_t n, int dt, int op, int algo, scComm_t comm);
+scResult_t c_reduce_scatter(const void* s, void* r, size_t n, int dt, int op, int algo, scComm_t comm);
+scResult_t c_allgather(const void* s, void* r, size_t n, int dt, int algo, scComm_t comm);
+}
+
+namespace dtest {
+namespace {
+
+const scAlgo_t kAllAlgos[] = {scAlgoAuto, scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoNative};
+
+// After the bad calls the communicator must still work.
+void expectStillWorks(scComm_t comm, int rank, int P) {
+  EXPECT_TRUE(checkAllReduce(comm, rank, P, {scAlgoRing, scInt32, scSum, 10, false},
+                             makeExpected(scInt32, scSum, P, 0, 10), nullptr))
+      << "an argument error left the communicator unusable";
+}
+
+TEST(DenseErrors, NullCommunicator) {
+  float x[4] = {1, 2, 3, 4}, y[16];
+  int i = 0;
+  scStats_t st;
+  scAlgo_t a;
+  const scResult_t bad = scInvalidArgument;
+  EXPECT_TRUE(failedWith(scAllReduce(x, y, 4, scFloat32, scSum, scAlgoRing, nullptr, nullptr), bad, nullptr,
+                         "communicator"));
+  EXPECT_TRUE(failedWith(scReduceScatter(x, y, 1, scFloat32, scSum, scAlgoRing, nullptr, nullptr), bad, nullptr,
+                         "communicator"));
+  EXPECT_TRUE(failedWith(scAllGather(x, y, 4, scFloat32, scAlgoRing, nullptr, nullptr), bad, nullptr, "communicator"));
+  EXPECT_TRUE(failedWith(scBarrier(nullptr, nullptr), bad, nullptr, "communicator"));
+  EXPECT_TRUE(failedWith(scAllReduceAlgoFor(nullptr, 8, &a), bad, nullptr, "communicator"));
+  EXPECT_TRUE(failedWith(scCommResetStats(nullptr), bad, nullptr, "communicator"));
+  EXPECT_TRUE(failedWith(scCommDestroy(nullptr), bad, nullptr, "communicator"));
+  EXPECT_EQ(scCommGetStats(nullptr, &st), bad);
+  EXPECT_EQ(scCommRank(nullptr, &i), bad);
+  EXPECT_EQ(scCommSize(nullptr, &i), bad);
+  EXPECT_STRNE(scGetLastError(nullptr), "");
+}
+
+TEST(DenseErrors, NullBuffers) {
+  const int P = anyP(3);
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    std::vector<float> buf(size_t(P) * 10);
+    float* b = buf.data();
+    for (scAlgo_t a : kAllAlgos) {
+      SCOPED_TRACE(algoStr(a));
+      EXPECT_TRUE(failedWith(scAllReduce(nullptr, b, 10, scFloat32, scSum, a, comm, nullptr), scInvalidArgument, comm, "sendbuf"));
+      EXPECT_TRUE(failedWith(scAllReduce(b, nullptr, 10, scFloat32, scSum, a, comm, nullptr), scInvalidArgument, comm, "recvbuf"));
+      // NULL buffers are fine with count 0: nothing to read or write.
+      EXPECT_EQ(scAllReduce(nullptr, nullptr, 0, scFloat32, scSum, a, comm, nullptr), scSuccess) << scGetLastError(comm);
+    }
+    for (scAlgo_t a : {scAlgoAuto, scAlgoRing, scAlgoRabenseifner, scAlgoNative}) {
+      SCOPED_TRACE(algoStr(a));
+      EXPECT_TRUE(failedWith(scReduceScatter(nullptr, b, 10, scFloat32, scMax, a, comm, nullptr), scInvalidArgument, comm, "sendbuf"));
+      EXPECT_TRUE(failedWith(scReduceScatter(b, nullptr, 10, scFloat32, scMax, a, comm, nullptr), scInvalidArgument, comm, "recvbuf"));
+      EXPECT_EQ(scReduceScatter(nullptr, nullptr, 0, scFloat32, scMax, a, comm, nullptr), scSuccess) << scGetLastError(comm);
+    }
+    for (scAlgo_t a : {scAlgoAuto, scAlgoRing, scAlgoRecDbl, scAlgoNative}) {
+      SCOPED_TRACE(algoStr(a));
+      EXPECT_TRUE(failedWith(scAllGather(nullptr, b, 10, scFloat32, a, comm, nullptr), scInvalidArgument, comm, "sendbuf"));
+      EXPECT_TRUE(failedWith(scAllGather(b, nullptr, 10, scFloat32, a, comm, nullptr), scInvalidArgument, comm, "recvbuf"));
+      EXPECT_EQ(scAllGather(nullptr, nullptr, 0, scFloat32, a, comm, nullptr), scSuccess) << scGetLastError(comm);
+    }
+    expectStillWorks(comm, rank, P);
+  });
+}
+
+// Values outside the enums, passed the way C passes them (plain ints), with a
+// non-zero and with a zero count: an unknown value is bad input either way.
+TEST(DenseErrors, UnknownDtypeOpAlgo) {
+  const int P = anyP(3);
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    std::vector<uint64_t> buf(size_t(P) * 8);
+    void* b = buf.data();
+    for (size_t n : {size_t(8), size_t(0)}) {
+      SCOPED_TRACE("count " + std::to_string(n));
+      for (int dt : {-1, int(scNumTypes), 15, 1000}) {
+        SCOPED_TRACE("dtype " + std::to_string(dt));
+        EXPECT_TRUE(failedWith(c_allreduce(b, b, n, dt, scSum, scAlgoRing, comm), scInvalidArgument, comm, "data type"));
+        EXPECT_TRUE(failedWith(c_reduce_scatter(b, b, n, dt, scSum, scAlgoRing, comm), scInvalidArgument, comm, "data type"));
+        EXPECT_TRUE(failedWith(c_allgather(b, b, n, dt, scAlgoRing, comm), scInvalidArgument, comm, "data type"));
+      }
+      for (int op : {-1, int(scNumOps), 7, 1000}) {
+        SCOPED_TRACE("op " + std::to_string(op));
+        EXPECT_TRUE(failedWith(c_allreduce(b, b, n, scInt32, op, scAlgoRing, comm), scInvalidArgument, comm, "op"));
+        EXPECT_TRUE(failedWith(c_reduce_scatter(b, b, n, scInt32, op, scAlgoRing, comm), scInvalidArgument, comm, "op"));
+      }
+      for (int algo : {-1, int(scNumAlgos), 7, 1000}) {
+        SCOPED_TRACE("algo " + std::to_string(algo));
+        EXPECT_TRUE(failedWith(c_allreduce(b, b, n, scInt32, scSum, algo, comm), scInvalidArgument, comm, "algorithm"));
+        EXPECT_TRUE(failedWith(c_reduce_scatter(b, b, n, scInt32, scSum, algo, comm), scInvalidArgument, comm, "algorithm"));
+        EXPECT_TRUE(failedWith(c_allgather(b, b, n, scInt32, algo, comm), scInvalidArgument, comm, "algorithm"));
+      }
+    }
+    expectStillWorks(comm, rank, P);
+  });
+}
+
+// reduce-scatter offers ring, rabenseifner, native; allgather ring, recdbl, native.
+TEST(DenseErrors, AlgorithmNotOfferedForCollective) {
+  const int P = anyP(3);
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    std::vector<int32_t> buf(size_t(P) * 8);
+    int32_t* b = buf.data();
+    for (size_t n : {size_t(8), size_t(0)}) {
+      SCOPED_TRACE("count " + std::to_string(n));
+      EXPECT_TRUE(failedWith(scReduceScatter(b, b, n, scInt32, scSum, scAlgoRecDbl, comm, nullptr), scInvalidArgument,
+                             comm, "recdbl"));
+      EXPECT_TRUE(failedWith(scAllGather(b, b, n, scInt32, scAlgoRabenseifner, comm, nullptr), scInvalidArgument, comm,
+                             "rabenseifner"));
+    }
+    expectStillWorks(comm, rank, P);
+  });
+}
+
+// Element counts whose byte size (or P times which) does not fit size_t.
+TEST(DenseErrors, CountOverflow) {
+  const int P = anyP(3);
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    std::vector<uint64_t> buf(64);
+    void* b = buf.data();
+    const size_t huge = SIZE_MAX;
+    for (scDataType_t dt : {scFloat32, scFloat64, scFloat16}) {
+      SCOPED_TRACE(typeStr(dt));
+      for (scAlgo_t a : kAllAlgos)
+        EXPECT_TRUE(failedWith(scAllReduce(b, b, huge, dt, scSum, a, comm, nullptr), scInvalidArgument, comm, "overflow"));
+      EXPECT_TRUE(failedWith(scAllReduce(b, b, SIZE_MAX / elemSize(dt) + 1, dt, scSum, scAlgoRing, comm, nullptr),
+                             scInvalidArgument, comm, "overflow"));
+    }
+    if (P > 1) {
+      // P * count overflows even for one-byte elements.
+      EXPECT_TRUE(failedWith(scReduceScatter(b, b, huge / 2 + 1, scInt8, scSum, scAlgoRing, comm, nullptr),
+                             scInvalidArgument, comm, "overflow"));
+      EXPECT_TRUE(failedWith(scAllGather(b, b, huge / 2 + 1, scUint8, scAlgoRing, comm, nullptr), scInvalidArgument,
+                             comm, "overflow"));
+    }
+    EXPECT_TRUE(failedWith(scReduceScatter(b, b, huge, scInt32, scSum, scAlgoRabenseifner, comm, nullptr),
+                           scInvalidArgument, comm, "overflow"));
+    EXPECT_TRUE(failedWith(scAllGather(b, b, huge, scInt32, scAlgoRecDbl, comm, nullptr), scInvalidArgument, comm,
+                           "overflow"));
+    expectStillWorks(comm, rank, P);
+  });
+}
+
+// One-byte elements: SIZE_MAX elements fit size_t bytes, but no buffer can
+// hold more than PTRDIFF_MAX bytes; the calls must refuse, not read or
+// allocate SIZE_MAX bytes. Returns the number of wrong answers (on stderr).
+int hugeOneByteCounts() {
+  int wrong = 0;
+  auto expectRefused = [&](scResult_t r, scComm_t comm, const char* what) {
+    if (r == scInvalidArgument && std::string(scGetLastError(comm)).size()) return;
+    std::fprintf(stderr, "%s returned %d: %s\n", what, int(r), scGetLastError(comm));
+    ++wrong;
+  };
+  for (int P : {1, 2}) {
+    std::vector<scComm_t> comms(static_cast<size_t>(P));
+    const scConfig_t cfg = config(5);
+    if (scCommInitLocal(comms.data(), P, nullptr, &cfg) != scSuccess) return 100;
+    std::vector<std::thread> ranks;
+    std::mutex m;
+    for (int r = 0; r < P; ++r)
+      ranks.emplace_back([&, r] {
+        uint8_t b[64] = {};
+        const size_t huge = SIZE_MAX, perRank = SIZE_MAX / size_t(P);
+        for (scAlgo_t a : kAllAlgos) {
+          const scResult_t x = scAllReduce(b, b, huge, scInt8, scSum, a, comms[size_t(r)], nullptr);
+          std::lock_guard<std::mutex> lk(m);
+          expectRefused(x, comms[size_t(r)], "allreduce of SIZE_MAX int8");
+        }
+        const scResult_t y = scReduceScatter(b, b, perRank, scUint8, scMax, scAlgoRing, comms[size_t(r)], nullptr);
+        const scResult_t z = scAllGather(b, b, perRank, scInt8, scAlgoRing, comms[size_t(r)], nullptr);
+        std::lock_guard<std::mutex> lk(m);
+        expectRefused(y, comms[size_t(r)], "reduce-scatter of SIZE_MAX/P uint8 per rank");
+        expectRefused(z, comms[size_t(r)], "allgather of SIZE_MAX/P int8 per rank");
+      });
+    for (auto& t : ranks) t.join();
+    for (scComm_t c : comms) scCommDestroy(c);
+  }
+  return wrong;
+}
+
+// In a child process (gtest's death-test machinery), so that a crash fails
+// this test alone. Forking under MPI is unsafe: the local binary checks it.
+TEST(DenseErrorsDeathTest, CountBeyondAnyBuffer) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "forks a child; checked by the local binary";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::_Exit(hugeOneByteCounts()), testing::ExitedWithCode(0), "");
+}
+
+TEST(DenseErrors, StreamOnHostCommunicator) {
+  const int P = anyP(3);
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    std::vector<float> buf(size_t(P) * 4);
+    float* b = buf.data();
+    void* stream = reinterpret_cast<void*>(uintptr_t(0x1000));
+    EXPECT_TRUE(failedWith(scAllReduce(b, b, 4, scFloat32, scSum, scAlgoRing, comm, stream), scInvalidArgument, comm, "stream"));
+    EXPECT_TRUE(failedWith(scReduceScatter(b, b, 4, scFloat32, scSum, scAlgoRing, comm, stream), scInvalidArgument, comm, "stream"));
+    EXPECT_TRUE(failedWith(scAllGather(b, b, 4, scFloat32, scAlgoRing, comm, stream), scInvalidArgument, comm, "stream"));
+    EXPECT_TRUE(failedWith(scBarrier(comm, stream), scInvalidArgument, comm, "stream"));
+    expectStillWorks(comm, rank, P);
+  });
+}
+
+TEST(DenseErrors, NullOutputArguments) {
+  const int P = anyP(2);
+  sctest::run(P, [&](scComm_t comm, int) {
+    EXPECT_TRUE(failedWith(scCommGetStats(comm, nullptr), scInvalidArgument, comm, "null"));
+    EXPECT_TRUE(failedWith(scAllReduceAlgoFor(comm, 8, nullptr), scInvalidArgument, comm, "null"));
+    EXPECT_TRUE(failedWith(scCommRank(comm, nullptr), scInvalidArgument, comm, "null"));
+    EXPECT_TRUE(failedWith(scCommSize(comm, nullptr), scInvalidArgument, comm, "null"));
+  });
+}
+
+// --- communicator creation -------------------------------------------------
+
+TEST(DenseErrors, InitLocalArguments) {
+  scComm_t comms[4] = {nullptr, nullptr, nullptr, nullptr};
+  EXPECT_TRUE(failedWith(scCommInitLocal(comms, 0, nullptr, nullptr), scInvalidArgument, nullptr, "nranks"));
+  EXPECT_TRUE(failedWith(scCommInitLocal(comms, -3, nullptr, nullptr), scInvalidArgument, nullptr, "nranks"));
+  EXPECT_TRUE(failedWith(scCommInitLocal(nullptr, 2, nullptr, nullptr), scInvalidArgument, nullptr, "NULL"));
+  const int badDevices[2] = {-1, 0};
+  EXPECT_TRUE(failedWith(scCommInitLocal(comms, 2, badDevices, nullptr), scInvalidArgument, nullptr, "devices[0]"));
+#ifndef SPARCOLL_HAVE_CUDA
+  const int devices[2] = {0, 0};
+  EXPECT_TRUE(failedWith(scCommInitLocal(comms, 2, devices, nullptr), scInvalidUsage, nullptr, "CUDA"));
+#endif
+  for (scComm_t c : comms) EXPECT_EQ(c, nullptr) << "a failed init handed out a communicator";
+}
+
+void expectInitFails(const scConfig_t& cfg, scResult_t want, const char* needle) {
+  scComm_t comms[2] = {nullptr, nullptr};
+  EXPECT_TRUE(failedWith(scCommInitLocal(comms, 2, nullptr, &cfg), want, nullptr, needle));
+  EXPECT_EQ(comms[0], nullptr);
+}
+
+TEST(DenseErrors, BadConfig) {
+  ScopedEnv noAlgo("SPARCOLL_ALGO", nullptr), noTimeout("SPARCOLL_TIMEOUT", nullptr);
+  scConfig_t cfg = SC_CONFIG_INITIALIZER;
+  cfg.size = sizeof(scConfig_t) - 1;
+  expectInitFails(cfg, scInvalidArgument, "size");
+  cfg.size = 1;
+  expectInitFails(cfg, scInvalidArgument, "size");
+  for (int algo : {int(scNumAlgos), 9}) {
+    cfg = SC_CONFIG_INITIALIZER;
+    cfg.algo = scAlgo_t(algo);
+    expectInitFails(cfg, scInvalidArgument, "algorithm");
+  }
+}
+
+// timeoutSeconds <= 0 means "SPARCOLL_TIMEOUT, else 300 s" (sparcoll.h); the
+// environment value must then be a positive number.
+TEST(DenseErrors, BadTimeoutEnvironment) {
+  scConfig_t cfg = SC_CONFIG_INITIALIZER;
+  cfg.timeoutSeconds = -5;
+  {
+    ScopedEnv t("SPARCOLL_TIMEOUT", nullptr);
+    scComm_t comms[2] = {nullptr, nullptr};
+    ASSERT_EQ(scCommInitLocal(comms, 2, nullptr, &cfg), scSuccess) << scGetLastError(nullptr);
+    for (scComm_t c : comms) scCommDestroy(c);
+  }
+  for (const char* v : {"-1", "0", "abc", "5s"}) {
+    SCOPED_TRACE(std::string("SPARCOLL_TIMEOUT=") + v);
+    ScopedEnv t("SPARCOLL_TIMEOUT", v);
+    expectInitFails(cfg, scInvalidArgument, "timeout");
+  }
+}
+
+TEST(DenseErrors, BadAlgoEnvironment) {
+  for (const char* v : {"fastest", "RING ", "rabenseifner2"}) {
+    ScopedEnv e("SPARCOLL_ALGO", v);
+    expectInitFails(sctest::testConfig(), scInvalidArgument, "SPARCOLL_ALGO");
+  }
+}
+
+// A very long deadline is a long deadline, not an overflowed one that has
+// already passed: creation either refuses it or the calls work.
+TEST(DenseErrors, HugeTimeout) {
+  for (double t : {1e12, double(INFINITY)}) {
+    SCOPED_TRACE("timeoutSeconds " + std::to_string(t));
+    scConfig_t cfg = sctest::testConfig();
+    cfg.timeoutSeconds = t;
+    scComm_t comms[2] = {nullptr, nullptr};
+    const scResult_t r = scCommInitLocal(comms, 2, nullptr, &cfg);
+    if (r != scSuccess) {
+      EXPECT_TRUE(failedWith(r, scInvalidArgument, nullptr, "timeout"));
+      continue;
+    }
+    scComm_t c1 = comms[0];
+    float x = 1, y = 0;
+    // Rank 1 joins 300 ms late: rank 0 must wait for it, not time out at once.
+    std::thread peer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      float px = 2, py = 0;
+      EXPECT_EQ(scAllReduce(&px, &py, 1, scFloat32, scSum, scAlgoRing, comms[1], nullptr), scSuccess)
+          << scGetLastError(comms[1]);
+    });
+    EXPECT_EQ(scAllReduce(&x, &y, 1, scFloat32, scSum, scAlgoRing, c1, nullptr), scSuccess) << scGetLastError(c1);
+    peer.join();
+    EXPECT_EQ(y, 3.0f);
+    for (scComm_t c : comms) scCommDestroy(c);
+  }
+}
+
+// MPI must be initialised first. The local binary never calls MPI_Init, so the
+// failure is observable there; the _mpi binary checks the argument errors.
+TEST(DenseErrors, InitMpi) {
+  scComm_t comm = reinterpret_cast<scComm_t>(uintptr_t(1));
+  scConfig_t cfg = sctest::testConfig();
+  EXPECT_TRUE(failedWith(scCommInitMpi(nullptr, nullptr, &cfg), scInvalidArgument, nullptr, "NULL"));
+  cfg.transport = scTransportLocal;
+  EXPECT_TRUE(failedWith(scCommInitMpi(&comm, nullptr, &cfg), scInvalidArgument, nullptr, "scCommInitLocal"));
+  EXPECT_EQ(comm, nullptr);
+  cfg = sctest::testConfig();
+  cfg.size = 3;
+  EXPECT_TRUE(failedWith(scCommInitMpi(&comm, nullptr, &cfg), scInvalidArgument, nullptr, "size"));
+#ifdef SPARCOLL_HAVE_MPI
+  if (sctest::mode() == sctest::Mode::Local)
+    EXPECT_TRUE(failedWith(scCommInitMpi(&comm, nullptr, nullptr), scInvalidUsage, nullptr, "MPI_Init"));
+#else
+  EXPECT_TRUE(failedWith(scCommInitMpi(&comm, nullptr, nullptr), scInvalidUsage, nullptr, "without MPI"));
+#endif
+#ifndef SPARCOLL_HAVE_NCCL
+  if (sctest::mode() == sctest::Mode::Mpi) {
+    cfg = sctest::testConfig();
+    cfg.transport = scTransportNccl;
+    EXPECT_TRUE(failedWith(scCommInitMpi(&comm, nullptr, &cfg), scInvalidUsage, nullptr, "NCCL"));
+  }
+#endif
+  EXPECT_EQ(comm, nullptr);
+}
+
+}  // namespace
+}  // namespace dtest

@@ -1,0 +1,180 @@
+// The nccl transport under mpirun (CTest runs it with -np 1; any world size
+// works on a node with at least that many GPUs): bootstrap over MPI, the
+// schedules over ncclSend/ncclRecv, the native NCCL collectives, barrier,
+// traffic counters, and wrong-memory-kind input. Exact integer-valued data.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "common/harness.h"
+#include "dense/dense_data.h"
+#include "gpu/gpu_util.h"
+
+namespace {
+
+using dtest::Bytes;
+using gputest::DevBuf;
+using gputest::download;
+using gputest::Stream;
+using gputest::upload;
+
+bool isFloat(scDataType_t dt) {
+  return dt == scFloat16 || dt == scFloat32 || dt == scFloat64 || dt == scBfloat16;
+}
+
+scConfig_t ncclConfig() {
+  scConfig_t c = sctest::testConfig();
+  c.transport = scTransportNccl;
+  c.timeoutSeconds = 60;
+  return c;
+}
+
+// Runs body on every MPI rank with an NCCL communicator; skips without enough GPUs.
+void ncclRun(const std::function<void(scComm_t, int)>& body) {
+  SC_REQUIRE_GPU();
+  const int P = sctest::mpiWorldSize();
+  if (P > sctest::gpuCount()) GTEST_SKIP() << P << " ranks but " << sctest::gpuCount() << " GPU(s) on this node";
+  const scConfig_t cfg = ncclConfig();
+  sctest::run(P, gputest::guarded(body), &cfg);
+}
+
+TEST(Nccl, InitAndQueries) {
+  ncclRun([](scComm_t comm, int rank) {
+    int r = -1, n = 0, dev = 0;
+    ASSERT_EQ(scCommRank(comm, &r), scSuccess);
+    ASSERT_EQ(scCommSize(comm, &n), scSuccess);
+    ASSERT_EQ(scCommIsDevice(comm, &dev), scSuccess);
+    EXPECT_EQ(r, rank);
+    EXPECT_EQ(n, sctest::mpiWorldSize());
+    EXPECT_EQ(dev, 1);
+    Stream s;
+    EXPECT_EQ(scBarrier(comm, s), scSuccess) << scGetLastError(comm);
+  });
+}
+
+TEST(Nccl, AllReduceEveryAlgorithm) {
+  ncclRun([](scComm_t comm, int rank) {
+    const int P = sctest::mpiWorldSize();
+    Stream s;
+    const size_t cap = (size_t(1) << 20) + 3;
+    DevBuf send(cap * 8), recv(cap * 8);
+    for (scDataType_t dt : {scInt32, scInt64, scFloat16, scFloat32, scFloat64, scBfloat16, scUint8})
+      for (scRedOp_t op : {scSum, scMax, scMin, scAvg})
+        for (size_t n : {size_t(1), size_t(1000), cap}) {
+          const size_t esz = dtest::elemSize(dt);
+          const Bytes in = dtest::makeInput(dt, op, P, rank, 0, n);
+          const Bytes want = dtest::makeExpected(dt, op, P, 0, n);
+          for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoNative, scAlgoAuto})
+            for (bool inPlace : {false, true}) {
+              // NCCL's own integer avg rounding is NCCL's business; ours is tested on the schedules.
+              if (algo == scAlgoNative && op == scAvg && !isFloat(dt) && P > 1) continue;
+              SCOPED_TRACE(testing::Message() << dtest::algoStr(algo) << " " << dtest::typeStr(dt) << " "
+                                              << dtest::opStr(op) << " n=" << n << (inPlace ? " in-place" : ""));
+              gputest::poison(recv.get(), n * esz, s.get());
+              upload(send.get(), in.data(), in.size(), s.get());
+              char* out = inPlace ? send.get() : recv.get();
+              ASSERT_EQ(scAllReduce(send.get(), out, n, dt, op, algo, comm, s), scSuccess) << scGetLastError(comm);
+              const Bytes got = download(out, in.size(), s.get());
+              EXPECT_TRUE(got == want) << dtest::firstMismatch(got.data(), want.data(), n, esz);
+            }
+        }
+  });
+}
+
+TEST(Nccl, ReduceScatterAndAllGather) {
+  ncclRun([](scComm_t comm, int rank) {
+    const int P = sctest::mpiWorldSize();
+    Stream s;
+    const size_t n = 4099;
+    DevBuf send(n * P * 4), recv(n * P * 4);
+    const Bytes whole = dtest::makeExpected(scFloat32, scSum, P, 0, n * P);
+    for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoNative}) {
+      SCOPED_TRACE(dtest::algoStr(algo));
+      const Bytes in = dtest::makeInput(scFloat32, scSum, P, rank, 0, n * P);
+      upload(send.get(), in.data(), in.size(), s.get());
+      ASSERT_EQ(scReduceScatter(send.get(), recv.get(), n, scFloat32, scSum, algo, comm, s), scSuccess)
+          << scGetLastError(comm);
+      const Bytes got = download(recv.get(), n * 4, s.get());
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), whole.begin() + rank * n * 4));
+    }
+    for (scAlgo_t algo : {scAlgoRing, scAlgoRecDbl, scAlgoNative}) {
+      SCOPED_TRACE(dtest::algoStr(algo));
+      Bytes want;
+      for (int q = 0; q < P; ++q) {
+        const Bytes b = dtest::makePayload(q, n * 4, 7);
+        want.insert(want.end(), b.begin(), b.end());
+      }
+      upload(send.get(), want.data() + rank * n * 4, n * 4, s.get());
+      ASSERT_EQ(scAllGather(send.get(), recv.get(), n, scFloat32, algo, comm, s), scSuccess) << scGetLastError(comm);
+      EXPECT_TRUE(download(recv.get(), want.size(), s.get()) == want);
+    }
+  });
+}
+
+// The schedules count their own traffic on NCCL exactly as on host transports;
+// native calls are not counted.
+TEST(Nccl, Stats) {
+  ncclRun([](scComm_t comm, int rank) {
+    const int P = sctest::mpiWorldSize();
+    Stream s;
+    const size_t count = 4096 * size_t(P), S = count * 4;
+    DevBuf buf(S);
+    const Bytes in = dtest::makeInput(scFloat32, scSum, P, rank, 0, count);
+    for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoNative}) {
+      upload(buf.get(), in.data(), S, s.get());
+      ASSERT_EQ(scCommResetStats(comm), scSuccess);
+      ASSERT_EQ(scAllReduce(buf.get(), buf.get(), count, scFloat32, scSum, algo, comm, s), scSuccess)
+          << scGetLastError(comm);
+      scStats_t st{};
+      ASSERT_EQ(scCommGetStats(comm, &st), scSuccess);
+      const uint64_t want = algo == scAlgoNative ? 0 : 2 * (P - 1) * S / P;
+      EXPECT_EQ(st.bytesSent, want) << dtest::algoStr(algo);
+      EXPECT_EQ(st.bytesRecv, want) << dtest::algoStr(algo);
+      EXPECT_EQ(download(buf.get(), S, s.get()), dtest::makeExpected(scFloat32, scSum, P, 0, count));
+    }
+  });
+}
+
+TEST(Nccl, HostPointerRejected) {
+  ncclRun([](scComm_t comm, int) {
+    Stream s;
+    std::vector<float> host(64);
+    DevBuf dev(64 * 4);
+    EXPECT_EQ(scAllReduce(host.data(), dev.get(), 64, scFloat32, scSum, scAlgoNative, comm, s), scInvalidArgument);
+    EXPECT_NE(std::string(scGetLastError(comm)).find("host memory"), std::string::npos) << scGetLastError(comm);
+    // Not fatal: the communicator still works.
+    EXPECT_EQ(scAllReduce(dev.get(), dev.get(), 64, scFloat32, scSum, scAlgoNative, comm, s), scSuccess)
+        << scGetLastError(comm);
+  });
+}
+
+// A device index that does not exist fails init on every rank, quickly.
+TEST(Nccl, BadDeviceFailsInit) {
+  SC_REQUIRE_GPU();
+  scConfig_t cfg = ncclConfig();
+  cfg.device = sctest::gpuCount();
+  scComm_t comm = nullptr;
+  const scResult_t r = scCommInitMpi(&comm, nullptr, &cfg);
+  EXPECT_EQ(r, scInvalidArgument) << scGetLastError(nullptr);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_NE(std::string(scGetLastError(nullptr)).find("device"), std::string::npos) << scGetLastError(nullptr);
+}
+
+// Without a device (CI), every rank's init fails quickly with a CUDA error;
+// the readiness exchange means no rank is left waiting for the others.
+TEST(Nccl, NoDeviceFailsCleanly) {
+  if (sctest::gpuCount() > 0) GTEST_SKIP() << "a CUDA device is present";
+  const scConfig_t cfg = ncclConfig();
+  scComm_t comm = nullptr;
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(scCommInitMpi(&comm, nullptr, &cfg), scCudaError) << scGetLastError(nullptr);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_NE(std::string(scGetLastError(nullptr)).find("nccl transport needs a CUDA device"), std::string::npos)
+      << scGetLastError(nullptr);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << "init failure was not prompt";
+}
+
+}  // namespace

@@ -1,0 +1,220 @@
+// GPU top-k (label gpu): every kernel path must select exactly the elements the
+// CPU reference selects for the same (seed, step, input): same indices, same
+// value bits, same counts, and with error feedback the same residual bits.
+// Skips with a message when there is no CUDA device (or no CUDA build).
+#include <limits>
+
+#include "common/harness.h"
+#include "topk_util.h"
+
+#ifdef SPARCOLL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+using namespace tk;
+
+#ifdef SPARCOLL_HAVE_CUDA
+namespace {
+
+#define CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
+
+// A device copy of a host buffer, freed on scope exit.
+struct Dev {
+  void* p = nullptr;
+  size_t bytes = 0;
+  explicit Dev(size_t b) : bytes(b ? b : 1) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
+  Dev(const void* host, size_t b) : Dev(b) { EXPECT_EQ(cudaMemcpy(p, host, b, cudaMemcpyHostToDevice), cudaSuccess); }
+  ~Dev() { cudaFree(p); }
+  void toHost(void* host, size_t b) const { EXPECT_EQ(cudaMemcpy(host, p, b, cudaMemcpyDeviceToHost), cudaSuccess); }
+};
+
+struct Case {
+  scTopkConfig_t cfg;
+  scDataType_t dt;
+  size_t n;
+};
+
+std::string describe(const Case& c) {
+  return sc::cat(scTopkMethodName(c.cfg.method), c.cfg.output == scTopkFixedPerBucket ? "/fixed" : "/var",
+                 " dtype ", sc::dtypeName(c.dt), " n ", c.n, " k ", c.cfg.k, " bucket ", c.cfg.bucket,
+                 c.cfg.indexType == scTopkIndexU64 ? " u64" : " u32", " step ", c.cfg.step);
+}
+
+// Stateless: device result == host result.
+void compareStateless(const Case& c, const Buf& v, size_t capacity, cudaStream_t stream) {
+  SCOPED_TRACE(describe(c));
+  const Sel host = select(v, c.cfg, capacity);
+  const size_t isz = c.cfg.indexType == scTopkIndexU32 ? 4 : 8;
+  Dev dv(v.data(), v.bytes.size()), di(capacity * isz), dval(capacity * esz(c.dt));
+  scTopkInfo_t info{};
+  const scResult_t rc = scTopkSelect(dv.p, c.n, c.dt, &c.cfg, di.p, dval.p, capacity, &info, stream);
+  ASSERT_EQ(rc, host.rc) << scGetLastError(nullptr);
+  CUDA_OK(cudaStreamSynchronize(stream));
+  EXPECT_EQ(info.nnz, host.info.nnz);
+  EXPECT_EQ(info.selected, host.info.selected);
+  EXPECT_EQ(info.deferred, host.info.deferred);
+  std::vector<char> idx(capacity * isz), val(capacity * esz(c.dt));
+  di.toHost(idx.data(), idx.size());
+  dval.toHost(val.data(), val.size());
+  const Sel dev = readBack(idx.data(), val.data(), info.nnz, c.cfg.indexType, c.dt);
+  ASSERT_EQ(dev.idx, host.idx);
+  ASSERT_EQ(dev.bits, host.bits);
+  // The input is untouched.
+  std::vector<char> back(v.bytes.size());
+  dv.toHost(back.data(), back.size());
+  EXPECT_EQ(back, v.bytes);
+}
+
+// Error feedback: host state and device state fed the same gradients.
+void compareFeedback(const Case& c, const std::vector<Buf>& grads, size_t capacity, cudaStream_t stream) {
+  SCOPED_TRACE(describe(c));
+  const size_t isz = c.cfg.indexType == scTopkIndexU32 ? 4 : 8, vb = c.n * esz(c.dt);
+  scTopkState_t hs = nullptr, ds = nullptr;
+  ASSERT_EQ(scTopkStateCreate(&hs, c.n, c.dt, -1), scSuccess);
+  ASSERT_EQ(scTopkStateCreate(&ds, c.n, c.dt, 0), scSuccess) << scGetLastError(nullptr);
+  void *hr = nullptr, *dr = nullptr;
+  scTopkStateResidual(hs, &hr);
+  scTopkStateResidual(ds, &dr);
+  Dev di(capacity * isz), dval(capacity * esz(c.dt));
+  std::vector<char> hidx(capacity * isz), hval(capacity * esz(c.dt)), didx(hidx.size()), dvalh(hval.size()),
+      dres(vb);
+  for (const Buf& g : grads) {
+    scTopkInfo_t hinfo{}, dinfo{};
+    ASSERT_EQ(scTopkSelectFeedback(hs, g.data(), &c.cfg, hidx.data(), hval.data(), capacity, &hinfo, nullptr),
+              scSuccess)
+        << scGetLastError(nullptr);
+    Dev dg(g.data(), vb);
+    ASSERT_EQ(scTopkSelectFeedback(ds, dg.p, &c.cfg, di.p, dval.p, capacity, &dinfo, stream), scSuccess)
+        << scGetLastError(nullptr);
+    CUDA_OK(cudaStreamSynchronize(stream));
+    EXPECT_EQ(dinfo.nnz, hinfo.nnz);
+    EXPECT_EQ(dinfo.selected, hinfo.selected);
+    EXPECT_EQ(dinfo.deferred, hinfo.deferred);
+    di.toHost(didx.data(), didx.size());
+    dval.toHost(dvalh.data(), dvalh.size());
+    const Sel h = readBack(hidx.data(), hval.data(), hinfo.nnz, c.cfg.indexType, c.dt);
+    const Sel d = readBack(didx.data(), dvalh.data(), dinfo.nnz, c.cfg.indexType, c.dt);
+    ASSERT_EQ(d.idx, h.idx);
+    ASSERT_EQ(d.bits, h.bits);
+    CUDA_OK(cudaMemcpy(dres.data(), dr, vb, cudaMemcpyDeviceToHost));
+    ASSERT_EQ(std::memcmp(dres.data(), hr, vb), 0) << "device residual differs from the CPU reference";
+  }
+  scTopkStateDestroy(hs);
+  scTopkStateDestroy(ds);
+}
+
+std::vector<double> adversarial(size_t n, uint64_t seed) {
+  std::vector<double> x = randomVector(n, seed);
+  for (size_t i = 0; i < n; i += 97) x[i] = 0.0;              // zeros
+  for (size_t i = 5; i < n; i += 1031) x[i] = 1e4;            // dominant elements (case 2)
+  for (size_t i = 700; i < std::min(n, size_t(1400)); ++i) x[i] = 0.0;  // an all-zero stretch
+  for (size_t i = 3; i < n; i += 211) x[i] = 0.25;            // ties
+  return x;
+}
+
+}  // namespace
+#endif
+
+TEST(TopkGpu, EveryKernelMatchesTheCpuReference) {
+  SC_REQUIRE_GPU();
+#ifdef SPARCOLL_HAVE_CUDA
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (scDataType_t dt : {scFloat32, scFloat64, scFloat16, scBfloat16}) {
+    for (size_t n : {size_t(1), size_t(1000), size_t(70001)}) {
+      const Buf v(adversarial(n, n + dt), dt);
+      for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold}) {
+        const bool bucketed = m == scTopkApprox || m == scTopkApproxAtMost;
+        // Bucket sizes hit both tile configurations, multi-tile buckets and bucket 1.
+        for (size_t bucket : bucketed ? std::vector<size_t>{512, 1, 100, 2048, 5000} : std::vector<size_t>{512}) {
+          for (int fixed = 0; fixed < (bucketed ? 2 : 1); ++fixed) {
+            for (size_t k : {size_t(1), n / 50 + 1, n}) {
+              Case c{config(m, k, bucket, 1234 + k, 3), dt, n};
+              c.cfg.output = fixed ? scTopkFixedPerBucket : scTopkVariable;
+              c.cfg.indexType = (k & 1) ? scTopkIndexU32 : scTopkIndexU64;
+              size_t cap = 0;
+              ASSERT_EQ(scTopkMaxOutput(n, &c.cfg, &cap), scSuccess);
+              compareStateless(c, v, cap, stream);
+              if (bucketed && !fixed) compareStateless(c, v, k, stream);  // overflow: scInvalidUsage on both
+            }
+          }
+        }
+      }
+    }
+  }
+  CUDA_OK(cudaStreamDestroy(stream));
+#endif
+}
+
+TEST(TopkGpu, FeedbackMatchesTheCpuReference) {
+  SC_REQUIRE_GPU();
+#ifdef SPARCOLL_HAVE_CUDA
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+  const size_t n = 30011;
+  for (scDataType_t dt : {scFloat32, scFloat16, scFloat64, scBfloat16}) {
+    std::vector<Buf> grads;
+    for (int t = 0; t < 3; ++t) grads.emplace_back(adversarial(n, 50 + t), dt);
+    std::vector<double> bad = adversarial(n, 99);
+    bad[17] = std::numeric_limits<double>::infinity();
+    bad[4000] = std::numeric_limits<double>::quiet_NaN();
+    grads.emplace_back(bad, dt);
+    for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold}) {
+      const bool bucketed = m == scTopkApprox || m == scTopkApproxAtMost;
+      for (int fixed = 0; fixed < (bucketed ? 2 : 1); ++fixed) {
+        for (size_t bucket : bucketed ? std::vector<size_t>{512, 3000} : std::vector<size_t>{512}) {
+          Case c{config(m, 300, bucket, 77), dt, n};
+          c.cfg.output = fixed ? scTopkFixedPerBucket : scTopkVariable;
+          compareFeedback(c, grads, n, stream);
+          if (bucketed && !fixed) compareFeedback(c, grads, 300, stream);  // deferral to the residual
+        }
+      }
+    }
+  }
+  CUDA_OK(cudaStreamDestroy(stream));
+#endif
+}
+
+TEST(TopkGpu, FixedAndExactDoNotNeedInfo) {
+  // Asynchronous path (info == NULL): the result after a stream sync is the reference's.
+  SC_REQUIRE_GPU();
+#ifdef SPARCOLL_HAVE_CUDA
+  const size_t n = 1 << 18, k = n / 1000;
+  const Buf v(randomVector(n, 4), scFloat32);
+  for (scTopkMethod_t m : {scTopkApprox, scTopkExact}) {
+    scTopkConfig_t cfg = config(m, k, 512, 8);
+    if (m == scTopkApprox) cfg.output = scTopkFixedPerBucket;
+    const Sel host = select(v, cfg, k);
+    Dev dv(v.data(), v.bytes.size()), di(k * 4), dval(k * 4);
+    ASSERT_EQ(scTopkSelect(dv.p, n, scFloat32, &cfg, di.p, dval.p, k, nullptr, nullptr), scSuccess)
+        << scGetLastError(nullptr);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<uint32_t> idx(k);
+    std::vector<float> val(k);
+    di.toHost(idx.data(), k * 4);
+    dval.toHost(val.data(), k * 4);
+    const Sel dev = readBack(idx.data(), val.data(), k, scTopkIndexU32, scFloat32);
+    EXPECT_EQ(dev.idx, host.idx);
+    EXPECT_EQ(dev.bits, host.bits);
+  }
+#endif
+}
+
+TEST(TopkGpu, RejectsMixedMemoryKinds) {
+  SC_REQUIRE_GPU();
+#ifdef SPARCOLL_HAVE_CUDA
+  std::vector<float> host(100, 1.0f);
+  Dev dv(host.data(), 400), di(800), dval(400);
+  std::vector<uint64_t> hidx(100);
+  scTopkConfig_t cfg = config(scTopkExact, 10);
+  cfg.indexType = scTopkIndexU64;
+  EXPECT_EQ(scTopkSelect(dv.p, 100, scFloat32, &cfg, hidx.data(), dval.p, 100, nullptr, nullptr),
+            scInvalidArgument);
+  EXPECT_NE(std::string(scGetLastError(nullptr)).find("indices is in host memory"), std::string::npos)
+      << scGetLastError(nullptr);
+  scTopkState_t st = nullptr;
+  ASSERT_EQ(scTopkStateCreate(&st, 100, scFloat32, 0), scSuccess);
+  EXPECT_EQ(scTopkSelectFeedback(st, host.data(), &cfg, di.p, dval.p, 100, nullptr, nullptr), scInvalidArgument);
+  scTopkStateDestroy(st);
+#endif
+}
