@@ -361,7 +361,9 @@ int main(int argc, char** argv) {
                   gpu ? scbench::deviceName(0, &bus).c_str() : "host", sc::dtypeName(o.dtype),
                   o.feedback ? "error feedback" : "stateless", peak,
                   o.peakGbs > 0 ? "--peak-gbs" : (gpu ? "measured D2D memcpy" : "measured memcpy"));
-      std::printf("# exact = CUB radix-sort-based (cub::DeviceTopK not in this CCCL); median of %d calls\n",
+      std::printf("# exact = %s; bucket 0 = not bucketed; median of %d calls\n",
+                  gpu ? "CUB radix-sort-based exact top-k (cub::DeviceTopK not in this CCCL)"
+                      : "k-th key by nth_element + index-order scan (CPU reference)",
                   o.iters);
       std::map<size_t, std::string> files;
       const std::vector<Row> rows = sweep(o, gpu, o.torch == "none" ? nullptr : &files);

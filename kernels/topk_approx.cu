@@ -379,7 +379,7 @@ Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call) 
     size_t bytes = 0;
     SC_CUDA_CHECK(TileState::AllocationSize(buckets, bytes));
     SC_CUDA_CHECK(tiles.Init(buckets, scratch.get<char>(bytes), bytes));
-    initTilesKernel<<<blocksFor(uint64_t(buckets), 128), 128, 0, s>>>(tiles, buckets);
+    initTilesKernel<<<blocksFor(uint64_t(buckets), 128, INT32_MAX), 128, 0, s>>>(tiles, buckets);
     SC_CUDA_CHECK(cudaGetLastError());
   }
   const ApproxArgs a{b.grad, b.residual, b.indices, b.values, p.n, p.k, p.bucket, p.capacity, p.seed, p.step,

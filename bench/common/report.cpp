@@ -97,7 +97,7 @@ void Report::summary(const std::vector<Result>& all) {
   const std::string& base = info_.baseline;
   const auto native = baselineIndex(all, base);
   std::fprintf(out_,
-               "#\n# Summary: time per call in us (%s); x/%s = time / %s time (oop: out-of-place, ip: in-place);\n"
+               "# Summary: time per call in us (%s); x/%s = time / %s time (oop: out-of-place, ip: in-place);\n"
                "# speedup = %s time / time (out-of-place); sent = bytes sent per rank per call by sparcoll's "
                "schedules\n# (max over ranks; native calls are not counted); sent/size = sent / size\n",
                o_.reportCpuTime ? "cputime" : "time", base.c_str(), base.c_str(), base.c_str());

@@ -7,14 +7,6 @@
 #include "dsop/sparse.h"
 
 namespace sc::dsop {
-namespace {
-
-bool overlaps(const void* p, size_t pb, const void* q, size_t qb) {
-  const uintptr_t x = reinterpret_cast<uintptr_t>(p), y = reinterpret_cast<uintptr_t>(q);
-  return pb && qb && x < y + qb && y < x + pb;
-}
-
-}  // namespace
 
 scDataType_t checkCall(scComm* comm, scDataType_t dt, scDsopAlgo_t algo, size_t n, size_t m, void* G,
                        void* stream) {

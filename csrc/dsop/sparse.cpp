@@ -114,6 +114,10 @@ extern "C" scResult_t scDsopSparse(const uint64_t* aIdx, const void* aVal, size_
     };
     vec(aIdx, aVal, aNnz, n, "a");
     vec(bIdx, bVal, bNnz, m, "b");
+    const size_t gBytes = n * m * dtypeSize(outputType(dtype)), si = dtypeSize(dtype);
+    SC_ARG(!overlaps(G, gBytes, aIdx, aNnz * 8) && !overlaps(G, gBytes, aVal, aNnz * si) &&
+               !overlaps(G, gBytes, bIdx, bNnz * 8) && !overlaps(G, gBytes, bVal, bNnz * si),
+           "G overlaps the sparse inputs");
     runSparse(*comm, dtype, SparseInput{aIdx, aVal, aNnz, n, bIdx, bVal, bNnz, m, G}, algo, stream);
   });
 }

@@ -173,6 +173,7 @@ Prepared headerRound(SpCtx& s, const CallArgs& a, std::exception_ptr localError)
              "); see that rank's error message");
   checkAgreement(p.hdr);
   in.n = p.hdr[me].nnz;
+  p.in = in;
   return p;
 }
 

@@ -36,7 +36,9 @@ void SpCtx::settle(Stream& s) {
   s.nKnown = true;
 }
 
-Stream SpCtx::toDense(const Stream& s, void* dst, int home) {
+Stream SpCtx::toDense(const Stream& s0, void* dst, int home) {
+  Stream s = s0;
+  settle(s);
   Stream d = s;
   if (s.dense) c.copy(dst, s.val, s.len);
   else ops.densify(s.idx, s.val, s.n, s.lo, s.len, dst);
@@ -63,6 +65,7 @@ Stream SpCtx::normalize(const Stream& s0, std::initializer_list<int> busy) {
 }
 
 Stream SpCtx::view(const Stream& s, uint64_t first, uint64_t count, size_t lo, size_t len) const {
+  SC_REQUIRE(s.dense || s.nKnown, scInternalError, "view of a stream whose count is not settled");
   Stream v = s;
   v.lo = lo;
   v.len = len;
@@ -177,7 +180,9 @@ Stream SpCtx::receiving(uint64_t m, size_t lo, size_t len, int home) {
   return r;
 }
 
-Stream SpCtx::onWire(const Stream& s) {
+Stream SpCtx::onWire(const Stream& s0) {
+  Stream s = s0;
+  settle(s);
   if (s.dense || rule.sparseOk(s.n, s.len)) return s;
   return toDense(s, buffer(kSendBuf, 0, s.len).val, kSendBuf);
 }

@@ -27,12 +27,18 @@ struct Terms {
         cs(kSparseEntryCost * i.comm->cfg.gamma * double(i.vsz)),
         sc(kScatterEntryCost * i.comm->cfg.gamma * double(i.vsz)),
         // A device communicator reads counts back once per sparse step.
-        read(i.comm->device() ? 15e-6 : 0.0), P(i.comm->size()), f(i.comm->size()), N(double(i.N)) {}
+        read(i.comm->device() ? 15e-6 : 0.0), P(i.comm->size()), f(i.comm->size()), N(double(i.N)),
+        logMiss(size_t(P) + 1, 0.0) {
+    // p is clamped below 1 so the sums stay finite (a full rank then gives a union of N - 1e-13 N).
+    for (int j = 0; j < P; ++j)
+      logMiss[j + 1] = logMiss[j] + std::log1p(-std::min(1.0 - 1e-15, i.N ? double(i.k[j]) / N : 0.0));
+  }
 
   bool sparse(double n, double len) const { return in.rule.sparseOk(uint64_t(std::ceil(n)), size_t(len)); }
   double wire(double n, double len) const { return sparse(n, len) ? n * double(in.isz + in.vsz) : len * double(in.vsz); }
-  double dense(double len) const { return g * double(in.vsz) * len; }
-  double densify(double n, double len) const { return dense(len) + sc * n; }
+  double dense(double len) const { return g * double(in.vsz) * len; }  // a dense reduce (2 reads, 1 write)
+  double zero(double len) const { return dense(len) / 3; }              // a memset writes a third of that
+  double densify(double n, double len) const { return zero(len) + sc * n; }
   double merge(double na, double nb, double len) const {
     const bool sa = sparse(na, len), sb = sparse(nb, len);
     if (!sa && !sb) return dense(len);
@@ -42,25 +48,17 @@ struct Terms {
   // An input too big for the sparse form is densified first, by every algorithm.
   double inputCost() const { return sparse(kmax(), N) ? 0 : densify(kmax(), N); }
   double kmax() const { return double(*std::max_element(in.k.begin(), in.k.end())); }
-  double u(std::vector<int> ranks) const { return expectedUnion(in, ranks); }
-  std::vector<int> all() const {
-    std::vector<int> r(P);
-    std::iota(r.begin(), r.end(), 0);
-    return r;
-  }
-  // Old ranks behind new ranks [lo, hi) of the fold.
-  std::vector<int> oldOf(int lo, int hi) const {
-    std::vector<int> r;
-    for (int i = lo; i < hi; ++i) {
-      if (i < f.r) r.push_back(2 * i);
-      r.push_back(f.oldRank(i));
-    }
-    return r;
-  }
+  // Expected union of old ranks [lo, hi) from prefix sums of log(1 - k_i / N):
+  // every group the schedules form is a contiguous range of old ranks.
+  std::vector<double> logMiss;  // logMiss[i] = sum_{j < i} log(1 - k_j / N)
+  double u(int lo, int hi) const { return N * -std::expm1(logMiss[hi] - logMiss[lo]); }
+  double uAll() const { return u(0, P); }
+  // Old rank where new rank i's ranks start (the fold pairs 2i, 2i+1 for i < r).
+  int first(int i) const { return i < f.r ? 2 * i : i + f.r; }
   // The largest expected partial sum over groups of `d` new ranks.
   double groupUnion(int d) const {
     double m = 0;
-    for (int lo = 0; lo < f.p2; lo += d) m = std::max(m, u(oldOf(lo, lo + d)));
+    for (int lo = 0; lo < f.p2; lo += d) m = std::max(m, u(first(lo), first(lo + d)));
     return m;
   }
   double foldCost(double result) const {  // fold in + result out, for folded ranks
@@ -85,7 +83,7 @@ struct Terms {
       const double e = groupUnion(d);
       t += 2 * a + read + b * wire(e, N) + merge(e, e, N);
     }
-    const double K = u(all());
+    const double K = uAll();
     return inputCost() + t + foldCost(K) + outputCost(K);
   }
 
@@ -93,17 +91,13 @@ struct Terms {
   double split() const {
     const double slice = kmax() / P, len = N / P;
     double t = inputCost() + 2 * (P - 1) * a + read + b * (P - 1) * wire(slice, len);
-    std::vector<int> r;
-    for (int j = 0; j + 1 < P; ++j) {
-      r.push_back(j);
-      t += merge(u(r) / P, slice, len) + read;
-    }
+    for (int j = 1; j < P; ++j) t += merge(u(0, j) / P, slice, len) + read;
     return t;
   }
-  double ringAllGather() const { return (P - 1) * a + b * (P - 1) / P * N * double(in.vsz) + densify(kmax(), N / P); }
+  double ringAllGather() const { return (P - 1) * a + b * (P - 1) / P * N * double(in.vsz) + densify(uAll() / P, N / P); }
 
   double splitAllGather() const {
-    const double K = u(all()), Kp = K / P;
+    const double K = uAll(), Kp = K / P;
     const int lg = int(std::log2(double(f.p2)));
     double t = split() + (lg + (f.r ? 2 : 0)) * a + read;  // + the count round
     if (!sparse(Kp, N / P) || !sparse(K, N)) return t + ringAllGather();

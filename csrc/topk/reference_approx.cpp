@@ -63,10 +63,16 @@ class ApproxHost {
     }
     const Decision d = makeDecision(p_.method == scTopkApproxAtMost, kb, len, quantize<F>(amax, eeMax), Q);
 
-    uint64_t cnt = 0;
+    uint64_t cnt = 0, group = ~uint64_t(0);
+    Philox4 blk{};
     for (uint64_t j = 0; j < len; ++j) {
+      const uint64_t i = s + j;
+      if ((i >> 2) != group) {  // one Philox block serves four elements (= selectBits(seed, step, i))
+        group = i >> 2;
+        blk = philoxBlock(p_.seed, p_.step, Domain::Select, group);
+      }
       const bool nonFinite = !F::finite(F::absBits(acc_[j]));
-      sel_[j] = nonFinite || chooses(d, selectBits(p_.seed, p_.step, s + j), q_[j]);
+      sel_[j] = nonFinite || chooses(d, word(blk, uint32_t(i & 3)), q_[j]);
       cnt += sel_[j];
     }
     out_.selected += cnt;

@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <climits>
+#include <thread>
 #include <cstring>
 
 #include "core/memkind.h"
@@ -25,13 +26,22 @@ class MpiRound final : public Round {
 
   void wait(const Deadline& dl) override {
     int flag = 0;
-    while (true) {
+    // Poll hot for 2 ms (each test moves message fragments forward), then back
+    // off with short sleeps so that a rank left waiting long (a slow or absent
+    // peer) hands its core to ranks that have work: with more ranks than cores
+    // a spinning waiter slows everyone.
+    const auto start = Clock::now();
+    for (unsigned spins = 0;; ++spins) {
       mpiCheck(MPI_Testall(int(reqs.size()), reqs.data(), &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
       if (flag) break;
       if (dl.expired())
         SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired with ", reqs.size(),
                  " MPI requests of a round still pending (a peer never posted its part)");
-      sched_yield();  // oversubscribed ranks must let their peers run
+      if (Clock::now() - start < std::chrono::milliseconds(2)) {
+        sched_yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(spins % 8 == 0 ? 50 : 10));
+      }
     }
     done = true;
   }

@@ -18,8 +18,8 @@ selection, result written into the bucket and returned through a
 ``torch.futures.Future`` created for the bucket's device.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: DDP checks the hook annotations at
+# registration (dist.GradBucket, torch.futures.Future[torch.Tensor]) as objects.
 import math
 from typing import Dict, Optional
 
@@ -83,7 +83,7 @@ class TopkState:
         self.sent_elements = 0  # entries this rank sent through top-k (statistics)
         self.total_elements = 0
 
-    def maybe_increase_iter(self, bucket: "dist.GradBucket") -> None:
+    def maybe_increase_iter(self, bucket: dist.GradBucket) -> None:
         """Counts an iteration when DDP hands over its last bucket (as PowerSGD does)."""
         if bucket.is_last():
             self.iter += 1
@@ -130,13 +130,13 @@ class TopkState:
             fb.step = int(sd["steps"][i])
 
 
-def _future(value: torch.Tensor) -> torch.futures.Future:
+def _future(value: torch.Tensor) -> torch.futures.Future[torch.Tensor]:
     fut = torch.futures.Future(devices=[value.device]) if value.device.type == "cuda" else torch.futures.Future()
     fut.set_result(value)
     return fut
 
 
-def dense_hook(comm: Communicator, bucket: "dist.GradBucket") -> torch.futures.Future:
+def dense_hook(comm: Communicator, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """DDP hook: the bucket's average over ranks with sparcoll's dense allreduce
     (the baseline the top-k hook is compared against)."""
     buf = bucket.buffer()
@@ -144,7 +144,7 @@ def dense_hook(comm: Communicator, bucket: "dist.GradBucket") -> torch.futures.F
     return _future(buf)
 
 
-def topk_hook(state: TopkState, bucket: "dist.GradBucket") -> torch.futures.Future:
+def topk_hook(state: "TopkState", bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """DDP communication hook: dense average for the first ``state.start_iter``
     iterations, then top-k (+ error feedback) and the sparse allreduce average."""
     buf = bucket.buffer()

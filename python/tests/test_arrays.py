@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import sparcoll as sc
-from conftest import rank_data, requires_torch, run_ranks
+from helpers import rank_data, requires_torch, run_ranks
 
 
 class DLPackOnly:

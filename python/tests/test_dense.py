@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import sparcoll as sc
-from conftest import rank_data, reference, run_ranks
+from helpers import rank_data, reference, run_ranks
 
 DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64"]
 OPS = ["sum", "prod", "max", "min", "avg"]

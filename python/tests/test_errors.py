@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import sparcoll as sc
-from conftest import run_ranks
+from helpers import run_ranks
 
 
 @pytest.fixture

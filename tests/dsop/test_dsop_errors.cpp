@@ -97,6 +97,8 @@ TEST(DsopErrors, SparseBadArguments) {
                   scInvalidArgument, "n >= 1");
       expectError(comm, scDsopSparse(good, v, 3, 10, good, v, 3, 10, nullptr, scFloat32, A, comm, nullptr),
                   scInvalidArgument, "G is NULL");
+      expectError(comm, scDsopSparse(good, G + 50, 3, 10, good, v, 3, 10, G, scFloat32, A, comm, nullptr),
+                  scInvalidArgument, "overlaps");
       expectUsable(comm, rank, P);
     });
   }

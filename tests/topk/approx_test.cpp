@@ -20,10 +20,12 @@ struct Freq {
   std::vector<double> totals;
 };
 
-Freq sampleSelections(const Buf& v, scTopkConfig_t cfg, int trials) {
+// Trial t uses step t of the stream, or (varySeed) seed base + t.
+Freq sampleSelections(const Buf& v, scTopkConfig_t cfg, int trials, bool varySeed = false) {
   Freq f{std::vector<uint64_t>(v.size(), 0), {}};
+  const uint64_t seed0 = cfg.seed;
   for (int t = 0; t < trials; ++t) {
-    cfg.step = uint64_t(t);
+    (varySeed ? cfg.seed : cfg.step) = (varySeed ? seed0 : 0) + uint64_t(t);
     const Sel s = select(v, cfg);
     EXPECT_EQ(s.rc, scSuccess) << scGetLastError(nullptr);
     expectSortedUnique(s.idx, v.size());
@@ -73,8 +75,9 @@ TEST(TopkApprox, ExpectedCountIsK) {
   const Buf v(x, scFloat32);
   const scTopkConfig_t cfg = config(scTopkApprox, 41, 512, 5);
   const int trials = 400;
-  const Freq f = sampleSelections(v, cfg, trials);
+  const Freq f = sampleSelections(v, cfg, trials, /*varySeed=*/true);
   expectMeanCount(f, probabilities(x, 41, 512, false), 41.0);
+  expectChiSquare(f, probabilities(x, 41, 512, false), trials);
 }
 
 TEST(TopkApprox, FrequencyProportionalToMagnitude) {

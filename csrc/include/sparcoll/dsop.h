@@ -97,8 +97,12 @@ scResult_t scDsop(const void* a, size_t n, const void* b, size_t m, void* G, scD
  *              others are rejected with scInvalidArgument
  * Device communicators: the index union is sorted on the device; its size is
  * read back to the host once (a host wait bounded by the deadline).
- * Errors: as scDsop, plus unsorted / duplicate / out-of-range indices (checked
- * on host communicators; on device ones before use, with scInvalidArgument). */
+ * Errors (scInvalidArgument, before any message): as scDsop, plus aNnz > n or
+ * bNnz > m, NULL indices/values with non-zeros, unsorted / duplicate /
+ * out-of-range indices (on device communicators checked by a kernel whose flag
+ * is read back), G overlapping any input, and algorithms other than the three above.
+ * Traffic per rank: (P-1)(16 + (aNnz + bNnz)(8 + s_in)) bytes for the vectors,
+ * plus for g_rabenseifner the row blocks of the |R| x |C| matrix. */
 scResult_t scDsopSparse(const uint64_t* aIdx, const void* aVal, size_t aNnz, size_t n,
                         const uint64_t* bIdx, const void* bVal, size_t bNnz, size_t m, void* G,
                         scDataType_t dtype, scDsopAlgo_t algo, scComm_t comm, void* stream);

@@ -124,7 +124,9 @@ typedef enum {
   scTopkNumOutputs = 2
 } scTopkOutput_t;
 
-/* Width of the output indices (same meaning as the sparse allreduce's index type). */
+/* Width of the output indices. The values equal scIndexU32 / scIndexU64 of
+ * sparcoll/sparse.h: (scIndexType_t)cfg.indexType hands the stream to
+ * scSparseAllReduce(indices, values, info.nnz, n, ...) unchanged. */
 typedef enum { scTopkIndexU32 = 0, scTopkIndexU64 = 1, scTopkNumIndexTypes = 2 } scTopkIndex_t;
 
 typedef struct {

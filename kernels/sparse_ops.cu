@@ -1,0 +1,270 @@
+// CUDA implementation of the sparse stream operations (csrc/sparse/ops.h), all
+// enqueued on the communicator's stream and built from CUB primitives:
+//   merge-sum      DeviceMerge::MergePairs + DeviceReduce::ReduceByKey
+//   sort+coalesce  DeviceRadixSort::SortPairs (stable) + DeviceReduce::ReduceByKey
+//   split          DeviceHistogram::HistogramRange (counting) + DeviceScan::ExclusiveSum
+//   sparsify       DeviceSelect::If (indices, then values with the same predicate)
+//   validate       DeviceReduce::Reduce (min of the first failed check)
+//   densify / scatter-add   one scatter kernel (sparse_kernels.cuh)
+// Data-dependent counts stay in device memory; the host reads them with
+// toHost(), which first waits for the stream (polled, bounded by the deadline).
+// Values that are only moved use their bit type (one instantiation per size).
+#include <sched.h>
+
+#include <cub/device/device_histogram.cuh>
+#include <cub/device/device_merge.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "sparse/ops.h"
+#include "sparse_kernels.cuh"
+
+namespace sc::sp {
+namespace {
+
+using thrust::counting_iterator;
+using thrust::make_transform_iterator;
+
+// Calls f(T{}) with the device arithmetic type of t (signed integers sum as
+// their unsigned type: the same bits, defined overflow).
+template <typename F>
+void dispatchSum(scDataType_t t, F&& f) {
+  switch (t) {
+    case scInt8: case scUint8: f(uint8_t{}); break;
+    case scInt32: case scUint32: f(uint32_t{}); break;
+    case scInt64: case scUint64: f((unsigned long long){}); break;
+    case scFloat16: f(dev::F16{}); break;
+    case scBfloat16: f(dev::BF16{}); break;
+    case scFloat32: f(float{}); break;
+    case scFloat64: f(double{}); break;
+    default: SC_THROW(scInvalidArgument, "unknown data type ", int(t));
+  }
+}
+
+template <typename F>
+void dispatchBits(size_t vsz, F&& f) {
+  switch (vsz) {
+    case 1: f(uint8_t{}); break;
+    case 2: f(uint16_t{}); break;
+    case 4: f(uint32_t{}); break;
+    default: f((unsigned long long){}); break;
+  }
+}
+
+// Device index type (uint64 indices as unsigned long long, CUB's native 64-bit key).
+template <typename F>
+void dispatchIdx(scIndexType_t t, F&& f) {
+  if (t == scIndexU64) f((unsigned long long){});
+  else f(uint32_t{});
+}
+
+constexpr int kThreads = 256;
+unsigned blocksFor(uint64_t n) { return unsigned(std::min<uint64_t>((n + kThreads - 1) / kThreads, 8192)); }
+
+class CudaOps final : public SparseOps {
+ public:
+  CudaOps(scIndexType_t it, scDataType_t vt, const OpsEnv& env)
+      : SparseOps(it, vt), env_(env), stream_(static_cast<cudaStream_t>(env.stream)) {
+    SC_ARG(env.device >= 0, "CUDA sparse operations need a device, got ", env.device);
+    SC_REQUIRE(bool(env.scratch), scInternalError, "CUDA sparse operations need scratch memory");
+    setDevice();
+  }
+  bool onDevice() const override { return true; }
+
+  void validate(const void* idx, size_t n, uint64_t dim, bool rangeOnly, uint64_t* err) override {
+    setDevice();
+    if (n == 0) {
+      const uint64_t ok = kNoError;
+      fromHost(err, &ok, 8);
+      return;
+    }
+    dispatchIdx(it, [&](auto itag) {
+      using I = decltype(itag);
+      auto in = make_transform_iterator(counting_iterator<uint64_t>(0),
+                                        dev::CheckAt<I>{static_cast<const I*>(idx), dim, rangeOnly});
+      cub([&](void* t, size_t& b) {
+        return cub::DeviceReduce::Reduce(t, b, in, err, int64_t(n), dev::MinU64{}, kNoError, stream_);
+      }, "cub::DeviceReduce::Reduce (validate)");
+    });
+  }
+
+  void sortCoalesce(const void* idx, const void* val, size_t n, void* oi, void* ov, uint64_t* cnt) override {
+    setDevice();
+    if (n == 0) return writeCount(cnt, 0);
+    dispatchIdx(it, [&](auto itag) {
+      using I = decltype(itag);
+      I* tk = static_cast<I*>(scratch(1, n * isz));
+      dispatchBits(vsz, [&](auto btag) {
+        using B = decltype(btag);
+        B* tv = static_cast<B*>(scratch(2, n * vsz));
+        cub([&](void* t, size_t& b) {
+          return cub::DeviceRadixSort::SortPairs(t, b, static_cast<const I*>(idx), tk, static_cast<const B*>(val),
+                                                 tv, int64_t(n), 0, int(8 * isz), stream_);
+        }, "cub::DeviceRadixSort::SortPairs");
+      });
+      reduceByKey(tk, scratch(2, n * vsz), n, oi, ov, cnt);
+    });
+  }
+
+  void mergeSum(const void* ai, const void* av, size_t na, const void* bi, const void* bv, size_t nb, void* oi,
+                void* ov, uint64_t* cnt) override {
+    setDevice();
+    const size_t n = na + nb;
+    if (n == 0) return writeCount(cnt, 0);
+    dispatchIdx(it, [&](auto itag) {
+      using I = decltype(itag);
+      I* tk = static_cast<I*>(scratch(1, n * isz));
+      dispatchBits(vsz, [&](auto btag) {
+        using B = decltype(btag);
+        B* tv = static_cast<B*>(scratch(2, n * vsz));
+        // Stable: for an index in both, a's entry comes first (the reference's operand order).
+        cub([&](void* t, size_t& b) {
+          return cub::DeviceMerge::MergePairs(t, b, static_cast<const I*>(ai), static_cast<const B*>(av), int64_t(na),
+                                              static_cast<const I*>(bi), static_cast<const B*>(bv), int64_t(nb), tk,
+                                              tv, dev::Less{}, stream_);
+        }, "cub::DeviceMerge::MergePairs");
+      });
+      reduceByKey(tk, scratch(2, n * vsz), n, oi, ov, cnt);
+    });
+  }
+
+  void scatterAdd(const void* idx, const void* val, size_t n, uint64_t lo, void* dense) override {
+    scatter<true>(idx, val, n, lo, dense);
+  }
+
+  void densify(const void* idx, const void* val, size_t n, uint64_t lo, size_t len, void* dense) override {
+    setDevice();
+    if (len) SC_CUDA_CHECK(cudaMemsetAsync(dense, 0, len * vsz, stream_));
+    scatter<false>(idx, val, n, lo, dense);
+  }
+
+  void split(const void* idx, size_t n, const uint64_t* bounds, int parts, uint64_t* counts, uint64_t* offs) override {
+    setDevice();
+    SC_CUDA_CHECK(cudaMemsetAsync(counts, 0, size_t(parts + 1) * 8, stream_));
+    if (n > 0) {
+      // The bounds go to the device in stream order (kernel parameters, no host wait).
+      auto* levels = static_cast<unsigned long long*>(scratch(3, size_t(parts + 1) * 8));
+      fromHost(levels, bounds, size_t(parts + 1) * 8);
+      dispatchIdx(it, [&](auto itag) {
+        using I = decltype(itag);
+        auto samples = make_transform_iterator(static_cast<const I*>(idx), dev::Widen<I>{});
+        auto* hist = reinterpret_cast<unsigned long long*>(counts);
+        cub([&](void* t, size_t& b) {
+          return cub::DeviceHistogram::HistogramRange(t, b, samples, hist, parts + 1, levels, int64_t(n), stream_);
+        }, "cub::DeviceHistogram::HistogramRange (split)");
+      });
+    }
+    cub([&](void* t, size_t& b) {
+      return cub::DeviceScan::ExclusiveSum(t, b, counts, offs, int64_t(parts + 1), stream_);
+    }, "cub::DeviceScan::ExclusiveSum (split)");
+  }
+
+  void sparsify(const void* dense, size_t len, uint64_t lo, void* oi, void* ov, uint64_t* cnt) override {
+    setDevice();
+    if (len == 0) return writeCount(cnt, 0);
+    uint64_t* again = static_cast<uint64_t*>(scratch(3, 8));
+    dispatchIdx(it, [&](auto itag) {
+      using I = decltype(itag);
+      dispatchSum(vt, [&](auto vtag) {
+        using T = decltype(vtag);
+        const T* d = static_cast<const T*>(dense);
+        auto positions = make_transform_iterator(counting_iterator<uint64_t>(0), dev::IndexAt<I>{lo});
+        cub([&](void* t, size_t& b) {
+          return cub::DeviceSelect::If(t, b, positions, static_cast<I*>(oi), cnt, int64_t(len),
+                                       dev::NonZeroAt<I, T>{d, lo}, stream_);
+        }, "cub::DeviceSelect::If (sparsify indices)");
+        cub([&](void* t, size_t& b) {
+          return cub::DeviceSelect::If(t, b, d, static_cast<T*>(ov), again, int64_t(len), dev::NonZero<T>{}, stream_);
+        }, "cub::DeviceSelect::If (sparsify values)");
+      });
+    });
+  }
+
+  void toHost(void* dst, const void* src, size_t bytes) override {
+    setDevice();
+    // Wait for the stream, polling so the deadline holds (a peer that never sends
+    // would otherwise block here forever), then copy: the copy itself is quick.
+    for (int i = 0;; ++i) {
+      const cudaError_t rc = cudaStreamQuery(stream_);
+      if (rc == cudaSuccess) break;
+      if (rc != cudaErrorNotReady) SC_CUDA_CHECK(rc);
+      env_.dl.check("the CUDA stream before reading sparse counts back");
+      if (i < 64) continue;
+      if (i < 1024) sched_yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    if (bytes) SC_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+    SC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the copy just queued on an idle stream
+  }
+
+  void fromHost(void* dst, const void* src, size_t bytes) override {
+    setDevice();
+    for (size_t off = 0; off < bytes; off += sizeof(dev::Chunk)) {
+      dev::Chunk c;
+      const unsigned n = unsigned(std::min(bytes - off, sizeof c.b));
+      std::memcpy(c.b, static_cast<const unsigned char*>(src) + off, n);
+      dev::writeChunk<<<1, kThreads, 0, stream_>>>(static_cast<unsigned char*>(dst) + off, c, n);
+      SC_CUDA_CHECK(cudaGetLastError());
+    }
+  }
+
+ private:
+  void setDevice() { SC_CUDA_CHECK(cudaSetDevice(env_.device)); }
+  void* scratch(int slot, size_t bytes) { return env_.scratch(slot, std::max<size_t>(bytes, 1)); }
+  void writeCount(uint64_t* cnt, uint64_t v) { fromHost(cnt, &v, 8); }
+
+  // Two-phase CUB call: size query, then the run with scratch slot 0 as temp storage.
+  template <typename Call>
+  void cub(Call call, const char* what) {
+    size_t bytes = 0;
+    cudaCheck(call(nullptr, bytes), what, __FILE__, __LINE__);
+    cudaCheck(call(scratch(0, bytes), bytes), what, __FILE__, __LINE__);
+  }
+
+  // Sorted keys with duplicates (at most adjacent) -> unique keys and summed values.
+  template <typename I>
+  void reduceByKey(const I* keys, const void* vals, size_t n, void* oi, void* ov, uint64_t* cnt) {
+    dispatchSum(vt, [&](auto vtag) {
+      using T = decltype(vtag);
+      cub([&](void* t, size_t& b) {
+        return cub::DeviceReduce::ReduceByKey(t, b, keys, static_cast<I*>(oi), static_cast<const T*>(vals),
+                                              static_cast<T*>(ov), cnt, dev::Sum<T>{}, int64_t(n), stream_);
+      }, "cub::DeviceReduce::ReduceByKey");
+    });
+  }
+
+  template <bool Add>
+  void scatter(const void* idx, const void* val, size_t n, uint64_t lo, void* dense) {
+    setDevice();
+    if (n == 0) return;
+    dispatchIdx(it, [&](auto itag) {
+      using I = decltype(itag);
+      dispatchSum(vt, [&](auto vtag) {
+        using T = decltype(vtag);
+        dev::scatterKernel<Add><<<blocksFor(n), kThreads, 0, stream_>>>(
+            static_cast<const I*>(idx), static_cast<const T*>(val), n, lo, static_cast<T*>(dense));
+        SC_CUDA_CHECK(cudaGetLastError());
+      });
+    });
+  }
+
+  OpsEnv env_;
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<SparseOps> makeCudaOps(scIndexType_t it, scDataType_t vt, const OpsEnv& env) {
+  return std::make_unique<CudaOps>(it, vt, env);
+}
+
+}  // namespace sc::sp
