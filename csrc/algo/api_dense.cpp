@@ -1,6 +1,8 @@
 // C API: dense collectives. Validates everything before the first message (a
 // bad argument is reported locally, never half-way through a schedule), picks
 // the algorithm, runs the schedule, applies avg's division once.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "algo/dense.h"
@@ -9,18 +11,25 @@
 namespace sc {
 namespace {
 
+void checkStream(scComm* comm, void* stream) {
+  if (!comm->device()) SC_ARG(stream == nullptr, "stream must be NULL on a host communicator");
+}
+
 void checkCall(scComm* comm, scDataType_t dt, void* stream) {
   checkComm(comm);
   checkDtype(dt);
-  if (!comm->device())
-    SC_ARG(stream == nullptr, "stream must be NULL on a host communicator");
+  checkStream(comm, stream);
 }
 
 void checkBuffers(scComm* comm, const void* send, size_t sendElems, const void* recv, size_t recvElems,
                   scDataType_t dt) {
   const size_t esz = dtypeSize(dt);
-  SC_ARG(sendElems <= SIZE_MAX / esz && recvElems <= SIZE_MAX / esz,
-         "element count overflows the byte size of a buffer");
+  // No object can span more than PTRDIFF_MAX bytes; a larger count is a bad
+  // argument, not something to start copying from.
+  const size_t n = std::max(sendElems, recvElems), maxElems = size_t(PTRDIFF_MAX) / esz;
+  SC_ARG(n <= SIZE_MAX / esz, "element count ", n, " of ", dtypeName(dt), " overflows size_t bytes");
+  SC_ARG(n <= maxElems, "element count ", n, " of ", dtypeName(dt), " exceeds the largest possible buffer (",
+         maxElems, " elements)");
   if (sendElems) {
     SC_ARG(send != nullptr, "sendbuf is NULL with a non-zero count");
     comm->backend->checkPointer(send, "sendbuf");
@@ -57,9 +66,9 @@ extern "C" scResult_t scAllReduce(const void* send, void* recv, size_t count, sc
     checkCall(comm, dt, stream);
     checkOp(op);
     checkBuffers(comm, send, count, recv, count, dt);
+    const scAlgo_t a = chooseAlgo(*comm, Coll::AllReduce, algo, count * dtypeSize(dt));
     if (count == 0) return;
     Ctx c(*comm, dt, op, stream);
-    const scAlgo_t a = chooseAlgo(*comm, Coll::AllReduce, algo, count * c.esz);
     if (c.size == 1) {
       c.copy(recv, send, count);
       return;
@@ -82,9 +91,9 @@ extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvc
     checkOp(op);
     const size_t total = mulChecked(comm->size(), recvcount);
     checkBuffers(comm, send, total, recv, recvcount, dt);
+    const scAlgo_t a = chooseAlgo(*comm, Coll::ReduceScatter, algo, total * dtypeSize(dt));
     if (recvcount == 0) return;
     Ctx c(*comm, dt, op, stream);
-    const scAlgo_t a = chooseAlgo(*comm, Coll::ReduceScatter, algo, total * c.esz);
     if (c.size == 1) {
       c.copy(recv, send, recvcount);
       return;
@@ -112,9 +121,9 @@ extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount
     checkCall(comm, dt, stream);
     const size_t total = mulChecked(comm->size(), sendcount);
     checkBuffers(comm, send, sendcount, recv, total, dt);
+    const scAlgo_t a = chooseAlgo(*comm, Coll::AllGather, algo, total * dtypeSize(dt));
     if (sendcount == 0) return;
     Ctx c(*comm, dt, scSum, stream);
-    const scAlgo_t a = chooseAlgo(*comm, Coll::AllGather, algo, total * c.esz);
     switch (a) {
       case scAlgoRing:
         c.copy(c.at(recv, c.rank * sendcount), send, sendcount);
@@ -130,6 +139,7 @@ extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount
 extern "C" scResult_t scBarrier(scComm_t comm, void* stream) {
   return scGuard(comm, [&] {
     checkComm(comm);
+    checkStream(comm, stream);
     comm->transport->barrier(stream, comm->deadline());
   });
 }

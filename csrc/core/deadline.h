@@ -1,6 +1,7 @@
 // A point in time after which a blocking wait gives up with scTimeout.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -14,7 +15,10 @@ struct Deadline {
   double seconds = 0;  // the configured budget, for messages
 
   static Deadline in(double s) {
-    return {Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)), s};
+    // Clamp so that now + s cannot overflow the clock's 64-bit tick count
+    // (a century is "no deadline" in practice).
+    const double capped = std::min(s, 100.0 * 365 * 24 * 3600);
+    return {Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capped)), s};
   }
   bool expired() const { return Clock::now() >= at; }
   // Throws scTimeout naming what was being waited for.

@@ -2,9 +2,10 @@
 // recursive-halving reduce-scatter over the pieces of Blocks{N, P'} whose first
 // log2(G) stages run on sparse streams — each rank splits its partial sum at
 // the halving point, exchanges the half it gives away (count round, then the
-// stream) and merges the half it keeps — among groups of G ranks; then every
-// rank densifies its range early and the remaining stages are the dense
-// halving across the groups (no count rounds: everything is dense). The
+// stream) and merges the half it keeps — within groups of G ranks (halving
+// pairs the ranks P'/2 apart first, so a group is the G ranks P'/G apart);
+// then every rank densifies its range early and the remaining stages are the
+// dense halving across the groups (no count rounds: everything is dense). The
 // foundation's recursive-doubling allgather over the same pieces finishes.
 // Non-power-of-two P folds first and unfolds at the end, like Rabenseifner.
 #include "algo/fold.h"

@@ -21,6 +21,9 @@ constexpr int kTag = 7000;
 
 class MpiRound final : public Round {
  public:
+  // p2p: point-to-point requests, which MPI lets us cancel; a nonblocking
+  // collective's request cannot be cancelled (MPI-3.1 §5.12).
+  explicit MpiRound(bool p2p) : p2p_(p2p) {}
   std::vector<MPI_Request> reqs;
   bool done = false;
 
@@ -47,7 +50,7 @@ class MpiRound final : public Round {
   }
 
   ~MpiRound() override {
-    if (done) return;
+    if (done || !p2p_) return;  // an unfinished collective stays with the (now aborted) communicator
     // Error path: cancel what is pending and free it; never block here.
     for (auto& r : reqs) {
       if (r == MPI_REQUEST_NULL) continue;
@@ -55,6 +58,9 @@ class MpiRound final : public Round {
       MPI_Request_free(&r);
     }
   }
+
+ private:
+  bool p2p_;
 };
 
 }  // namespace
@@ -80,7 +86,7 @@ class MpiTransport final : public Transport {
 
   std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void*, const Deadline&) override {
     SC_REQUIRE(!aborted_, scInvalidUsage, "MPI transport was aborted");
-    auto round = std::make_unique<MpiRound>();
+    auto round = std::make_unique<MpiRound>(true);
     // Receives first so that eager sends land in posted buffers.
     for (int pass = 0; pass < 2; ++pass) {
       for (const auto& op : ops) {
@@ -102,7 +108,7 @@ class MpiTransport final : public Transport {
   }
 
   void barrier(void*, const Deadline& dl) override {
-    MpiRound r;
+    MpiRound r(false);
     r.reqs.resize(1);
     mpiCheck(MPI_Ibarrier(comm_, &r.reqs[0]), "MPI_Ibarrier");
     r.wait(dl);
@@ -114,7 +120,7 @@ class MpiTransport final : public Transport {
   void nativeAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op, void*,
                        const Deadline& dl) override {
     MpiType t(dt, op);
-    MpiRound r;
+    MpiRound r(false);
     r.reqs.resize(1);
     for (size_t off = 0; off < count; off += t.maxCount()) {
       const size_t n = std::min(t.maxCount(), count - off);
@@ -130,7 +136,7 @@ class MpiTransport final : public Transport {
     MpiType t(dt, op);
     SC_ARG(recvcount <= t.maxCount(), "native reduce-scatter supports at most ", t.maxCount(), " elements per rank");
     const bool inPlace = static_cast<const char*>(send) + size_t(rank_) * recvcount * t.size == recv;
-    MpiRound r;
+    MpiRound r(false);
     r.reqs.resize(1);
     mpiCheck(MPI_Ireduce_scatter_block(inPlace ? MPI_IN_PLACE : send, inPlace ? const_cast<void*>(send) : recv,
                                        int(recvcount), t.type, t.op, comm_, &r.reqs[0]),
@@ -146,7 +152,7 @@ class MpiTransport final : public Transport {
     const size_t esz = dtypeSize(dt);
     SC_ARG(sendcount * esz <= size_t(INT_MAX), "native allgather supports at most 2 GiB per rank");
     const bool inPlace = static_cast<char*>(recv) + size_t(rank_) * sendcount * esz == send;
-    MpiRound r;
+    MpiRound r(false);
     r.reqs.resize(1);
     mpiCheck(MPI_Iallgather(inPlace ? MPI_IN_PLACE : send, int(sendcount * esz), MPI_BYTE, recv,
                             int(sendcount * esz), MPI_BYTE, comm_, &r.reqs[0]),

@@ -31,18 +31,18 @@ if _sparcoll.features["dsop"]:
 
     _dsop.attach(Communicator)
 
+__all_areas__ = []
 if _sparcoll.features["sparse"]:
     from . import _sparse
     from ._sparse import SparseReduction  # noqa: F401
 
     _sparse.attach(Communicator)
+    __all_areas__ += ["SparseReduction"]
 
 if _sparcoll.features["topk"]:
     from ._topk import TopkFeedback, topk  # noqa: F401
 
-    __all_topk__ = ["topk", "TopkFeedback"]
-else:
-    __all_topk__ = []
+    __all_areas__ += ["topk", "TopkFeedback"]
 
 #: What this build contains: {"cuda", "mpi", "nccl", "sparse", "topk", "dsop"} -> bool.
 features = dict(_sparcoll.features)
@@ -61,4 +61,4 @@ __all__ = [
     "CollectiveTimeoutError",
     "RemoteError",
     "InternalError",
-] + __all_topk__
+] + __all_areas__

@@ -17,7 +17,7 @@ DSOP_ALGOS = {"auto": 0, "allgather": 1, "allreduce": 2, "allreduce_ring": 3, "g
 _INDEX_TYPES = (DTYPES["int64"], DTYPES["uint64"])
 
 
-def dsop(self, a, b, out=None, algo: str = "auto", stream=None):
+def dsop(self, a, b, algo: str = "auto", *, out=None, stream=None):
     """G = sum over ranks of outer(a_i, b_i), shape (len(a), len(b)), on every rank.
 
     a and b are 1-D (any contiguous array is read flat) with the same dtype:
@@ -38,8 +38,8 @@ def dsop(self, a, b, out=None, algo: str = "auto", stream=None):
     return out
 
 
-def dsop_sparse(self, a_indices, a_values, n: int, b_indices, b_values, m: int, out=None, algo: str = "auto",
-                stream=None):
+def dsop_sparse(self, a_indices, a_values, n: int, b_indices, b_values, m: int, algo: str = "auto", *,
+                out=None, stream=None):
     """dsop with sparse inputs: a_i given by (a_indices, a_values) pairs of a length-n vector
     (indices strictly increasing, int64 or uint64), likewise b_i of length m. Returns the dense
     (n, m) G. algo: "auto", "allgather" or "g_rabenseifner"."""

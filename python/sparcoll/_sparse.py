@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import operator
 import sys
-from typing import NamedTuple, Optional, Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from . import _sparcoll
-from ._arrays import DTYPES, DTYPE_NAMES, ArrayRef, as_ref, resolve_stream, torch_module
+from ._arrays import DTYPES, DTYPE_NAMES, ArrayRef, resolve_stream
 from .comm import OPS, lookup
 from .errors import InvalidArgumentError
 

@@ -55,7 +55,8 @@ def _int(v, what: str, lo: int = 0) -> int:
 def _float_input(x, what: str, stream) -> ArrayRef:
     ref = as_ref(x, what, stream if isinstance(stream, int) else None)
     if ref.dtype not in _FLOATS:
-        raise InvalidArgumentError(f"{what}: top-k needs a float16/bfloat16/float32/float64 array, got {ref.dtype_name}")
+        raise InvalidArgumentError(
+            f"{what}: top-k needs a float16/bfloat16/float32/float64 array, got {ref.dtype_name}")
     return ref
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import atexit
 import threading
 import weakref
-from typing import Any, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 from . import _sparcoll
 from ._arrays import ArrayRef, as_ref, empty_like_kind, resolve_stream, stream_handle
@@ -183,7 +183,8 @@ class Communicator:
         if ref.dtype != dtype:
             raise InvalidArgumentError(f"{what} has dtype {ref.dtype_name}, expected {_name(dtype)}")
         if ref.size != _prod(shape):
-            raise InvalidArgumentError(f"{what} has {ref.size} elements, expected {_prod(shape)} (shape {tuple(shape)})")
+            raise InvalidArgumentError(
+                f"{what} has {ref.size} elements, expected {_prod(shape)} (shape {tuple(shape)})")
         if ref.readonly:
             raise InvalidArgumentError(f"{what} is read-only")
         if ref.device != src.device and ref.device is not None and src.device is not None \

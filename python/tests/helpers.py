@@ -87,7 +87,8 @@ def gpu_count():
 
 
 requires_torch = pytest.mark.skipif(not has_torch(), reason="PyTorch is not installed")
-requires_gpu = pytest.mark.skipif(gpu_count() == 0, reason="no CUDA device (or a CPU-only sparcoll build): GPU test skipped")
+requires_gpu = pytest.mark.skipif(gpu_count() == 0,
+                                  reason="no CUDA device (or a CPU-only sparcoll build): GPU test skipped")
 
 
 def requires_feature(name):

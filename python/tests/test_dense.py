@@ -4,7 +4,6 @@ checked element by element against numpy references."""
 import numpy as np
 import pytest
 
-import sparcoll as sc
 from helpers import rank_data, reference, run_ranks
 
 DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64"]

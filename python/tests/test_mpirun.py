@@ -45,3 +45,54 @@ def test_mpi_collectives(np_):
 def test_mpi_torch(np_):
     pytest.importorskip("torch")
     _mpirun(np_, "mpi/test_mpi_torch.py")
+
+
+EXAMPLES = HERE.parent / "examples"
+
+
+def _run_example(np_, script, *args, timeout=300):
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun not found")
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_btl_vader_single_copy_mechanism="none",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(np_), sys.executable,
+           str(EXAMPLES / script), *args]
+    proc = subprocess.run(cmd, cwd=HERE, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout)
+    assert proc.returncode == 0, f"{script} failed (rc {proc.returncode}):\n{proc.stdout[-8000:]}"
+    return proc.stdout
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_example_mpi_sgd(tmp_path):
+    """MPI-SGD smoke run: sparse and dense aggregation give the same losses, outputs written."""
+    import json
+
+    pytest.importorskip("scipy")
+    pytest.importorskip("matplotlib")
+    _run_example(2, "mpi_sgd.py", "--dim", str(1 << 16), "--samples", "4096", "--batch", "64", "--epochs", "2",
+                 "--out", str(tmp_path))
+    summary = json.loads((tmp_path / "mpi_sgd_p2.json").read_text())
+    assert (tmp_path / "mpi_sgd_p2.png").stat().st_size > 1000
+    for model in ("logreg", "svm"):
+        s = summary["models"][model]
+        assert s["max_loss_gap"] < 1e-5  # the same update, only the aggregation differs
+        assert s["loss_sparse"][-1] < s["loss_sparse"][0]
+
+
+@pytest.mark.mpi
+@pytest.mark.torch
+@pytest.mark.slow
+def test_example_ddp_topk(tmp_path):
+    """DDP example smoke run (a few epochs; the full run's accuracy is reported in the README)."""
+    import json
+
+    pytest.importorskip("torch")
+    pytest.importorskip("sklearn")
+    out = _run_example(2, "ddp_topk_digits.py", "--epochs", "4", "--start-iter", "5", "--tolerance", "1.0",
+                       "--out", str(tmp_path))
+    assert "sparcoll top-k" in out
+    res = json.loads((tmp_path / "ddp_topk_digits_p2.json").read_text())["results"]
+    assert res["sparcoll dense"]["test_accuracy"] > 0.8
+    assert 0 < res["sparcoll top-k"]["sent_fraction"] < 0.05

@@ -14,3 +14,9 @@ scResult_t c_reduce_scatter(const void* s, void* r, size_t n, int dt, int op, in
 scResult_t c_allgather(const void* s, void* r, size_t n, int dt, int algo, scComm_t comm) {
   return scAllGather(s, r, n, dt, algo, comm, NULL);
 }
+
+scResult_t c_init_local_with_algo(scComm_t* comms, int nranks, int algo) {
+  scConfig_t cfg = SC_CONFIG_INITIALIZER;
+  cfg.algo = algo;
+  return scCommInitLocal(comms, nranks, NULL, &cfg);
+}
