@@ -1,4 +1,5 @@
 // CPU compute backend: plain loops the compiler vectorises.
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -53,6 +54,8 @@ class CpuBackend final : public Backend {
     if (bytes) std::memset(dst, 0, bytes);
   }
   void* alloc(size_t bytes) override {
+    // Bounded first, so the rounding below cannot wrap around.
+    SC_REQUIRE(bytes <= size_t(PTRDIFF_MAX), scSystemError, "host allocation of ", bytes, " bytes is impossible");
     void* p = std::aligned_alloc(64, ((bytes + 63) / 64) * 64 + 64);
     SC_REQUIRE(p, scSystemError, "host allocation of ", bytes, " bytes failed");
     return p;

@@ -82,14 +82,7 @@ Stream dsarEarlySwitch(SpCtx& s, const Stream& in, int groupSize) {
     if (f.sitsOut(me)) s.c.sendrecv(-1, nullptr, 0, me + 1, out, s.N);
     else s.c.sendrecv(me - 1, out, s.N, -1, nullptr, 0);
   }
-  Stream r;
-  r.lo = 0;
-  r.len = s.N;
-  r.dense = true;
-  r.val = out;
-  r.home = kOut;
-  r.writable = true;
-  return r;
+  return Stream::denseOutput(s.N, out);
 }
 
 }  // namespace sc::sp

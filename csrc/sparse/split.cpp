@@ -102,14 +102,7 @@ Stream denseAllGather(SpCtx& s, const Stream& mine) {
   char* out = static_cast<char*>(s.out());
   s.toDense(mine, out + B.off(s.rank) * s.vsz, kOut);
   ringAllGather(s.c, out, B);
-  Stream r;
-  r.lo = 0;
-  r.len = s.N;
-  r.dense = true;
-  r.val = out;
-  r.home = kOut;
-  r.writable = true;
-  return r;
+  return Stream::denseOutput(s.N, out);
 }
 
 }  // namespace sc::sp

@@ -54,6 +54,17 @@ struct Stream {
 
   uint64_t elems() const { return dense ? len : n; }
   uint64_t meta() const { return dense ? kDenseMark : n; }
+
+  // The whole dense vector [0, N) held in the call's output buffer.
+  static Stream denseOutput(size_t N, void* out) {
+    Stream r;
+    r.len = N;
+    r.dense = true;
+    r.val = out;
+    r.home = kOut;
+    r.writable = true;
+    return r;
+  }
 };
 
 // The header every rank contributes to the first round of a call (40 bytes).

@@ -37,9 +37,21 @@ extern "C" {
 #define SPARCOLL_VERSION_MINOR 1
 #define SPARCOLL_VERSION_PATCH 0
 
+/* C lets a caller pass any int where an enum is expected; in C++ a value
+ * outside an enum's range is undefined behaviour unless the enum has a fixed
+ * underlying type. SC_ENUM_BASE gives every sparcoll enum `int` under C++, so
+ * the library can receive an out-of-range value from C and reject it. */
+#ifndef SC_ENUM_BASE
+#ifdef __cplusplus
+#define SC_ENUM_BASE : int
+#else
+#define SC_ENUM_BASE
+#endif
+#endif
+
 typedef struct scComm* scComm_t;
 
-typedef enum {
+typedef enum SC_ENUM_BASE {
   scSuccess = 0,
   scInvalidArgument = 1, /* bad pointer, count, dtype, op, algo, ... */
   scInvalidUsage = 2,    /* call not valid in this state (aborted comm, missing feature) */
@@ -54,14 +66,14 @@ typedef enum {
 } scResult_t;
 
 /* Same order as ncclDataType_t. float16/bfloat16 accumulate in float32. */
-typedef enum {
+typedef enum SC_ENUM_BASE {
   scInt8 = 0, scUint8 = 1, scInt32 = 2, scUint32 = 3, scInt64 = 4, scUint64 = 5,
   scFloat16 = 6, scFloat32 = 7, scFloat64 = 8, scBfloat16 = 9, scNumTypes = 10
 } scDataType_t;
 
 /* scAvg = sum followed by division by the number of ranks (integer types
  * truncate toward zero, as integer division does). */
-typedef enum { scSum = 0, scProd = 1, scMax = 2, scMin = 3, scAvg = 4, scNumOps = 5 } scRedOp_t;
+typedef enum SC_ENUM_BASE { scSum = 0, scProd = 1, scMax = 2, scMin = 3, scAvg = 4, scNumOps = 5 } scRedOp_t;
 
 /* Dense algorithms.
  *  ring         Patarasuk & Yuan: ring reduce-scatter + ring allgather,
@@ -75,12 +87,12 @@ typedef enum { scSum = 0, scProd = 1, scMax = 2, scMin = 3, scAvg = 4, scNumOps 
  *  auto         alpha-beta cost model (see README); env SPARCOLL_ALGO forces one.
  * For scReduceScatter: ring, rabenseifner (recursive halving), native, auto.
  * For scAllGather: ring, recdbl (recursive doubling), native, auto. */
-typedef enum {
+typedef enum SC_ENUM_BASE {
   scAlgoAuto = 0, scAlgoRing = 1, scAlgoRabenseifner = 2, scAlgoRecDbl = 3, scAlgoNative = 4,
   scNumAlgos = 5
 } scAlgo_t;
 
-typedef enum { scTransportMpi = 0, scTransportNccl = 1, scTransportLocal = 2 } scTransport_t;
+typedef enum SC_ENUM_BASE { scTransportMpi = 0, scTransportNccl = 1, scTransportLocal = 2 } scTransport_t;
 
 typedef struct {
   size_t size;               /* sizeof(scConfig_t): lets the struct grow compatibly */

@@ -47,7 +47,15 @@ extern "C" {
 #endif
 
 /* Index type of the (index, value) pairs. uint32 addresses dim <= 2^32. */
-typedef enum { scIndexU32 = 0, scIndexU64 = 1, scNumIndexTypes = 2 } scIndexType_t;
+#ifndef SC_ENUM_BASE
+#ifdef __cplusplus
+#define SC_ENUM_BASE : int
+#else
+#define SC_ENUM_BASE
+#endif
+#endif
+
+typedef enum SC_ENUM_BASE { scIndexU32 = 0, scIndexU64 = 1, scNumIndexTypes = 2 } scIndexType_t;
 
 /* Algorithms (thesis section 3.3; Table 3.1 gives their alpha-beta costs).
  *  scSsarRecDbl          recursive doubling on sparse streams, sparse merge after each
@@ -67,7 +75,7 @@ typedef enum { scIndexU32 = 0, scIndexU64 = 1, scNumIndexTypes = 2 } scIndexType
  *                        f(k, N, P) = N (1 - prod_i (1 - k_i/N)) with the measured k_i of
  *                        the header round, and the communicator's alpha-beta-gamma model.
  *                        Never picks a sparse algorithm when dense is predicted faster. */
-typedef enum {
+typedef enum SC_ENUM_BASE {
   scSparseAuto = 0,
   scSsarRecDbl = 1,
   scSsarSplitAllGather = 2,

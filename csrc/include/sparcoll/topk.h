@@ -110,7 +110,15 @@
 extern "C" {
 #endif
 
-typedef enum {
+#ifndef SC_ENUM_BASE
+#ifdef __cplusplus
+#define SC_ENUM_BASE : int
+#else
+#define SC_ENUM_BASE
+#endif
+#endif
+
+typedef enum SC_ENUM_BASE {
   scTopkApprox = 0,       /* bucketed, exactly k_b per bucket in expectation (L1 + Linf) */
   scTopkApproxAtMost = 1, /* bucketed, p = min(1, k_b|v|/L1): at most k_b in expectation */
   scTopkExact = 2,        /* exact top-k by magnitude, ties to the smaller index */
@@ -118,7 +126,7 @@ typedef enum {
   scTopkNumMethods = 4
 } scTopkMethod_t;
 
-typedef enum {
+typedef enum SC_ENUM_BASE {
   scTopkVariable = 0,       /* all selected entries, compacted, sorted by index */
   scTopkFixedPerBucket = 1, /* exactly k entries: k_b per bucket, truncated / zero-padded */
   scTopkNumOutputs = 2
@@ -127,7 +135,7 @@ typedef enum {
 /* Width of the output indices. The values equal scIndexU32 / scIndexU64 of
  * sparcoll/sparse.h: (scIndexType_t)cfg.indexType hands the stream to
  * scSparseAllReduce(indices, values, info.nnz, n, ...) unchanged. */
-typedef enum { scTopkIndexU32 = 0, scTopkIndexU64 = 1, scTopkNumIndexTypes = 2 } scTopkIndex_t;
+typedef enum SC_ENUM_BASE { scTopkIndexU32 = 0, scTopkIndexU64 = 1, scTopkNumIndexTypes = 2 } scTopkIndex_t;
 
 typedef struct {
   size_t size;              /* sizeof(scTopkConfig_t); use SC_TOPK_CONFIG_INITIALIZER */
