@@ -24,14 +24,8 @@ Stream dsarEarlySwitch(SpCtx& s, const Stream& in, int groupSize) {
   char* out = static_cast<char*>(s.out());
   auto densifyInPlace = [&](const Stream& x) { return s.toDense(x, out + x.lo * s.vsz, kOut); };
 
-  Stream cur = s.normalize(in);
-  if (f.sitsOut(me)) {
-    s.exchange(me + 1, &cur, -1, 0, 0, kPool0);
-  } else {
-    if (f.folded(me)) {
-      const Stream low = s.exchange(-1, nullptr, me - 1, 0, s.N, s.pick({cur.home}));
-      cur = s.merge(low, cur);
-    }
+  Stream cur = s.foldIn(f, in);
+  if (!f.sitsOut(me)) {
     if (sparseStages == 0) cur = densifyInPlace(cur);
     const int nr = f.newRank(me);
     int lo = 0, stage = 0;  // pieces [lo, lo + 2d) are this rank's before stage d

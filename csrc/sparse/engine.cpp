@@ -230,4 +230,15 @@ std::vector<uint64_t> SpCtx::allgatherMeta(Stream* mine) {
   return std::vector<uint64_t>(host.begin() + 1, host.end());
 }
 
+Stream SpCtx::foldIn(const Fold& f, const Stream& in) {
+  Stream cur = normalize(in);
+  if (f.sitsOut(rank)) {
+    exchange(rank + 1, &cur, -1, 0, 0, kPool0);
+  } else if (f.folded(rank)) {
+    const Stream low = exchange(-1, nullptr, rank - 1, 0, N, pick({cur.home}));
+    cur = merge(low, cur);
+  }
+  return cur;
+}
+
 }  // namespace sc::sp

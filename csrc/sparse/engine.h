@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "algo/ctx.h"
+#include "algo/fold.h"
 #include "sparse/ops.h"
 #include "sparse/stream.h"
 
@@ -83,6 +84,10 @@ class SpCtx {
   // and receives, from `from`, a stream over [rlo, rlo + rlen) into pool buffer
   // `into`. Either peer may be -1. Settles *mine.
   Stream exchange(int to, Stream* mine, int from, size_t rlo, size_t rlen, int into);
+  // The fold's first step (algo/fold.h) on streams: an even rank among the
+  // first 2r sends its normalized input up and sits out (its return value is
+  // then meaningless); the odd rank above merges it, lower rank first.
+  Stream foldIn(const Fold& f, const Stream& in);
   // Allgather of every rank's meta (one count round; the foundation's recursive
   // doubling). Settles *mine. Returns P metas.
   std::vector<uint64_t> allgatherMeta(Stream* mine);

@@ -13,14 +13,8 @@ namespace sc::sp {
 Stream ssarRecDbl(SpCtx& s, const Stream& in) {
   const Fold f(s.size);
   const int me = s.rank;
-  Stream cur = s.normalize(in);
-  if (f.sitsOut(me)) {
-    s.exchange(me + 1, &cur, -1, 0, 0, kPool0);
-  } else {
-    if (f.folded(me)) {
-      const Stream low = s.exchange(-1, nullptr, me - 1, 0, s.N, s.pick({cur.home}));
-      cur = s.merge(low, cur);
-    }
+  Stream cur = s.foldIn(f, in);
+  if (!f.sitsOut(me)) {
     const int nr = f.newRank(me);
     for (int d = 1; d < f.p2; d *= 2) {
       const int partner = nr ^ d, peer = f.oldRank(partner);

@@ -9,6 +9,7 @@ See the README's Python section for the full API.
 """
 
 from . import _sparcoll
+from . import errors as _errors
 from .comm import Communicator, local_group
 from .errors import (
     CollectiveTimeoutError,
@@ -47,18 +48,4 @@ if _sparcoll.features["topk"]:
 #: What this build contains: {"cuda", "mpi", "nccl", "sparse", "topk", "dsop"} -> bool.
 features = dict(_sparcoll.features)
 
-__all__ = [
-    "Communicator",
-    "local_group",
-    "features",
-    "SparcollError",
-    "InvalidArgumentError",
-    "InvalidUsageError",
-    "SystemFailureError",
-    "CudaError",
-    "NcclError",
-    "MpiError",
-    "CollectiveTimeoutError",
-    "RemoteError",
-    "InternalError",
-] + __all_areas__
+__all__ = ["Communicator", "local_group", "features"] + list(_errors.__all__) + __all_areas__
