@@ -59,14 +59,6 @@ extern "C" {
  *                                          (P-1)/P n + (P-1) m + (P-1)/P nm
  *  auto             alpha-beta-gamma model of the communicator (scConfig_t /
  *                   SPARCOLL_ALPHA, _BETA, _GAMMA); see scDsopAlgoFor. */
-#ifndef SC_ENUM_BASE
-#ifdef __cplusplus
-#define SC_ENUM_BASE : int
-#else
-#define SC_ENUM_BASE
-#endif
-#endif
-
 typedef enum SC_ENUM_BASE {
   scDsopAuto = 0,
   scDsopAllGather = 1,

@@ -47,14 +47,6 @@ extern "C" {
 #endif
 
 /* Index type of the (index, value) pairs. uint32 addresses dim <= 2^32. */
-#ifndef SC_ENUM_BASE
-#ifdef __cplusplus
-#define SC_ENUM_BASE : int
-#else
-#define SC_ENUM_BASE
-#endif
-#endif
-
 typedef enum SC_ENUM_BASE { scIndexU32 = 0, scIndexU64 = 1, scNumIndexTypes = 2 } scIndexType_t;
 
 /* Algorithms (thesis section 3.3; Table 3.1 gives their alpha-beta costs).

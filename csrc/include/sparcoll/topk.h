@@ -110,14 +110,6 @@
 extern "C" {
 #endif
 
-#ifndef SC_ENUM_BASE
-#ifdef __cplusplus
-#define SC_ENUM_BASE : int
-#else
-#define SC_ENUM_BASE
-#endif
-#endif
-
 typedef enum SC_ENUM_BASE {
   scTopkApprox = 0,       /* bucketed, exactly k_b per bucket in expectation (L1 + Linf) */
   scTopkApproxAtMost = 1, /* bucketed, p = min(1, k_b|v|/L1): at most k_b in expectation */
