@@ -14,19 +14,33 @@
 // The arithmetic is select_math.h, shared with the CPU reference
 // (csrc/topk/reference_approx.cpp), so both select identical elements.
 //
+// Per element the kernel does one Philox draw (a quarter of a Philox4x32-10
+// block), one 32-bit quantization (kept in registers between the L1 sum and the
+// draw) and one 64-bit compare (select_math.h), so at HBM rates it sits near
+// the issue-rate bound as well: integer work per element is kept minimal.
+// Full, aligned tiles move data with vector loads/stores (one 16-byte access
+// per thread for 4 x float32); the partial last bucket uses CUB's guarded
+// warp-transposed path. No same-address atomics: the variable stream's total
+// is the last bucket's inclusive prefix, fixed output reduces per-bucket
+// counts with CUB only when the caller reads them.
+//
 // Tuning: a bucket of up to kTile = BLOCK x ITEMS elements stays in registers
 // and the data is read once. The thesis found 128 threads x 4 items best for
-// 512-element buckets on its GPU; SmallTile keeps that, LargeTile (256 x 8)
-// takes buckets up to 2048 in one pass and loops over tiles for larger ones
-// (then the bucket is re-read from L2). Both are template parameters: retune
-// them on the H100 with bench/topk_perf (not measured here: no device).
+// 512-element buckets on its GPU; that is the default up to 512, 256 x 8 above
+// (buckets up to 2048 in one pass; larger ones loop over tiles and re-read the
+// bucket from L2). SPARCOLL_TOPK_TILE=128x4|64x8|256x8 forces one, so
+// bench/topk_perf can retune on the H100 without a rebuild.
 #include <cub/agent/single_pass_scan_operators.cuh>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/block/block_store.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cuda/std/functional>
 #include <cuda/std/type_traits>
+
+#include <cstdlib>
+#include <cstring>
 
 #include "topk/dispatch.h"
 #include "topk/select_math.h"
@@ -40,13 +54,21 @@ using Count = unsigned long long;
 using TileState = cub::ScanTileState<Count>;
 using PlusOp = ::cuda::std::plus<Count>;
 
+// Per-bucket counts of fixed output (the caller may read their sums).
+struct BucketCounts {
+  Count selected, deferred;
+};
+struct CountsPlus {
+  __host__ __device__ BucketCounts operator()(const BucketCounts& a, const BucketCounts& b) const {
+    return BucketCounts{a.selected + b.selected, a.deferred + b.deferred};
+  }
+};
+
 template <int Threads, int Items>
 struct TileCfg {
   static constexpr int kThreads = Threads, kItems = Items;
 };
-using SmallTile = TileCfg<128, 4>;
-using LargeTile = TileCfg<256, 8>;
-constexpr uint64_t kSmallTileMax = 128 * 4;
+enum class Tile { Auto, T128x4, T64x8, T256x8 };
 
 struct ApproxArgs {
   const void* grad;
@@ -55,7 +77,8 @@ struct ApproxArgs {
   void* values;
   uint64_t n, k, bucket, capacity, seed, step;
   bool atMost, fixed, idx64;
-  Count* counters;  // [0] selected, [1] deferred (fixed output)
+  Count* total;             // variable output: the stream's selected count (the last bucket writes it)
+  BucketCounts* perBucket;  // fixed output: per-bucket counts, or null when nobody reads them
 };
 
 template <typename T>
@@ -72,17 +95,41 @@ struct MaxOp {
   __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
 };
 
+// One thread's ITEMS consecutive elements (blocked arrangement) moved with the
+// widest aligned vector accesses: 16 bytes when the run is a multiple of 16.
+template <typename Bits, int ITEMS>
+struct VecIO {
+  static constexpr int kBytes = ITEMS * int(sizeof(Bits));
+  using V = ::cuda::std::conditional_t<kBytes % 16 == 0, uint4, ::cuda::std::conditional_t<kBytes % 8 == 0, uint2, Bits>>;
+  static constexpr int kN = kBytes / int(sizeof(V));
+  static __device__ __forceinline__ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % sizeof(V) == 0; }
+  static __device__ __forceinline__ void load(const Bits* p, Bits (&x)[ITEMS]) {
+    V v[kN];
+#pragma unroll
+    for (int i = 0; i < kN; ++i) v[i] = reinterpret_cast<const V*>(p)[i];
+    ::memcpy(x, v, kBytes);
+  }
+  static __device__ __forceinline__ void store(Bits* p, const Bits (&x)[ITEMS]) {
+    V v[kN];
+    ::memcpy(v, x, kBytes);
+#pragma unroll
+    for (int i = 0; i < kN; ++i) reinterpret_cast<V*>(p)[i] = v[i];
+  }
+};
+
 template <class F, int BLOCK, int ITEMS>
 class BucketBlock {
  public:
   using Bits = typename F::Bits;
   using Wide = ::cuda::std::conditional_t<sizeof(Bits) == 8, unsigned long long, unsigned int>;
+  using IO = VecIO<Bits, ITEMS>;
   static constexpr int kTile = BLOCK * ITEMS;
   using Load = cub::BlockLoad<Bits, BLOCK, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
   using Store = cub::BlockStore<Bits, BLOCK, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
   using RMax = cub::BlockReduce<Wide, BLOCK>;
   using RSum = cub::BlockReduce<Count, BLOCK>;
-  using Scan = cub::BlockScan<Count, BLOCK>;
+  using Scan = cub::BlockScan<Count, BLOCK>;      // ranks in a bucket of several tiles
+  using Scan32 = cub::BlockScan<uint32_t, BLOCK>;  // ranks in a one-tile bucket: fewer registers
   using Prefix = cub::TilePrefixCallbackOp<Count, PlusOp, TileState>;
 
   struct TempStorage {
@@ -92,6 +139,7 @@ class BucketBlock {
       typename RMax::TempStorage rmax;
       typename RSum::TempStorage rsum;
       typename Scan::TempStorage scan;
+      typename Scan32::TempStorage scan32;
     } u;
     typename Prefix::TempStorage prefix;  // used during a scan: not in the union
     Wide amax;
@@ -110,6 +158,7 @@ class BucketBlock {
 
   __device__ void run() {
     Bits acc[ITEMS];
+    uint32_t q[ITEMS];
     const uint64_t tiles = (len_ + kTile - 1) / kTile;
     const bool single = tiles == 1;
     if (single) load(0, acc);
@@ -126,20 +175,20 @@ class BucketBlock {
     __syncthreads();
     const Bits amax = Bits(tmp_.amax);
     eeMax_ = effExp<F>(amax);
-    Count q = 0;
+    Count qs = 0;
     for (uint64_t t = 0; t < tiles; ++t) {
       if (!single) load(t * kTile, acc);
-      q += localQ(acc, valid(t * kTile));
+      qs += quantizeTile(acc, valid(t * kTile), q);
     }
-    const Count Q = RSum(tmp_.u.rsum).Sum(q);
+    const Count Q = RSum(tmp_.u.rsum).Sum(qs);
     if (threadIdx.x == 0) tmp_.dec = makeDecision(a_.atMost, kb_, len_, quantize<F>(amax, eeMax_), Q);
     __syncthreads();
     dec_ = tmp_.dec;
 
     if (single)
-      placeSingle(acc);
+      placeSingle(acc, q);  // q still holds the one tile's magnitudes
     else
-      placeTiles(tiles, acc);
+      placeTiles(tiles, acc, q);
   }
 
  private:
@@ -147,15 +196,29 @@ class BucketBlock {
   __device__ int pos(int j) const { return int(threadIdx.x) * ITEMS + j; }  // blocked arrangement
 
   // acc = g (+ r) for the tile at bucket offset off; out-of-range items are 0.
+  // A full tile at aligned addresses (block-uniform) is read with vector loads
+  // straight into the blocked arrangement; otherwise CUB's guarded transpose.
   __device__ void load(uint64_t off, Bits (&acc)[ITEMS]) {
     const int v = valid(off);
-    Load(tmp_.u.load).Load(static_cast<const Bits*>(a_.grad) + s_ + off, acc, v, Bits(0));
-    if (a_.residual) {
-      Bits r[ITEMS];
-      __syncthreads();
-      Load(tmp_.u.load).Load(static_cast<const Bits*>(a_.residual) + s_ + off, r, v, Bits(0));
+    const Bits* g = static_cast<const Bits*>(a_.grad) + s_ + off;
+    const Bits* r = a_.residual ? static_cast<const Bits*>(a_.residual) + s_ + off : nullptr;
+    if (v == kTile && IO::aligned(g) && (!r || IO::aligned(r))) {
+      IO::load(g + pos(0), acc);
+      if (r) {
+        Bits x[ITEMS];
+        IO::load(r + pos(0), x);
 #pragma unroll
-      for (int j = 0; j < ITEMS; ++j) acc[j] = F::add(acc[j], r[j]);
+        for (int j = 0; j < ITEMS; ++j) acc[j] = F::add(acc[j], x[j]);
+      }
+      return;
+    }
+    Load(tmp_.u.load).Load(g, acc, v, Bits(0));
+    if (r) {
+      Bits x[ITEMS];
+      __syncthreads();
+      Load(tmp_.u.load).Load(r, x, v, Bits(0));
+#pragma unroll
+      for (int j = 0; j < ITEMS; ++j) acc[j] = F::add(acc[j], x[j]);
     }
     __syncthreads();
   }
@@ -170,37 +233,51 @@ class BucketBlock {
     return m;
   }
 
-  __device__ Count localQ(const Bits (&acc)[ITEMS], int v) const {
-    Count q = 0;
+  // q = quantized |acc| (0 for non-finite and out-of-range items); returns their sum.
+  __device__ Count quantizeTile(const Bits (&acc)[ITEMS], int v, uint32_t (&q)[ITEMS]) const {
+    Count sum = 0;
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
       const Bits ab = F::absBits(acc[j]);
-      if (pos(j) < v && F::finite(ab)) q += quantize<F>(ab, eeMax_);
+      q[j] = pos(j) < v && F::finite(ab) ? quantize<F>(ab, eeMax_) : 0u;
+      sum += q[j];
     }
-    return q;
+    return sum;
   }
 
-  // Selection flags of the tile at offset off (non-finite entries always).
-  // One Philox block serves four consecutive elements.
-  __device__ void flags(uint64_t off, const Bits (&acc)[ITEMS], Count (&sel)[ITEMS]) const {
+  __device__ bool pick(Bits x, uint32_t q, uint32_t u, bool in) const {
+    if (!in) return false;
+    if (!F::finite(F::absBits(x))) return true;  // NaN/Inf: always sent, never kept
+    return chooses(dec_, u, q);
+  }
+
+  // Selection flags of the tile at offset off. Element i draws word i % 4 of
+  // Philox block i / 4 (philox.h). When the thread's run starts at a multiple
+  // of 4 (block-uniform: ITEMS % 4 == 0 and 4 | s+off), each block is drawn
+  // once and its words used in order; otherwise blocks are drawn per group.
+  template <typename C>
+  __device__ void flags(uint64_t off, const Bits (&acc)[ITEMS], const uint32_t (&q)[ITEMS], C (&sel)[ITEMS]) const {
     const int v = valid(off);
+    const uint64_t first = s_ + off + uint64_t(pos(0));
+    if (ITEMS % 4 == 0 && (first & 3) == 0) {
+#pragma unroll
+      for (int g = 0; g < ITEMS; g += 4) {
+        const Philox4 blk = philoxBlock(a_.seed, a_.step, Domain::Select, (first >> 2) + uint64_t(g / 4));
+#pragma unroll
+        for (int w = 0; w < 4; ++w) sel[g + w] = pick(acc[g + w], q[g + w], blk.v[w], pos(g + w) < v);
+      }
+      return;
+    }
     uint64_t group = ~uint64_t(0);
     Philox4 blk{{0, 0, 0, 0}};
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-      sel[j] = 0;
-      if (pos(j) >= v) continue;
-      const Bits ab = F::absBits(acc[j]);
-      if (!F::finite(ab)) {
-        sel[j] = 1;
-        continue;
-      }
-      const uint64_t i = s_ + off + uint64_t(pos(j));
-      if ((i >> 2) != group) {
+      const uint64_t i = first + uint64_t(j);
+      if (pos(j) < v && (i >> 2) != group) {
         group = i >> 2;
         blk = philoxBlock(a_.seed, a_.step, Domain::Select, group);
       }
-      sel[j] = chooses(dec_, word(blk, uint32_t(i & 3)), quantize<F>(ab, eeMax_)) ? 1 : 0;
+      sel[j] = pick(acc[j], q[j], word(blk, uint32_t(i & 3)), pos(j) < v);
     }
   }
 
@@ -218,74 +295,95 @@ class BucketBlock {
     Bits out[ITEMS];
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) out[j] = sent[j] ? Bits(0) : acc[j];
+    Bits* r = static_cast<Bits*>(a_.residual) + s_ + off;
+    if (valid(off) == kTile && IO::aligned(r)) {
+      IO::store(r + pos(0), out);
+      return;
+    }
     __syncthreads();
-    Store(tmp_.u.store).Store(static_cast<Bits*>(a_.residual) + s_ + off, out, valid(off));
+    Store(tmp_.u.store).Store(r, out, valid(off));
   }
 
   // Fixed output within a tile: the first kb selected, then pads from the first
   // unselected. selRank / prior counts are bucket-relative.
-  __device__ void fixedTaken(uint64_t off, const Count (&sel)[ITEMS], const Count (&selRank)[ITEMS], Count cnt,
-                             Count (&taken)[ITEMS]) const {
-    const Count pad = kb_ - lo<Count>(cnt, kb_);
+  template <typename C>
+  __device__ void fixedTaken(uint64_t off, const C (&sel)[ITEMS], const C (&selRank)[ITEMS], C cnt,
+                             C (&taken)[ITEMS]) const {
+    const C pad = C(kb_) - lo<C>(cnt, C(kb_));
     const int v = valid(off);
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
       taken[j] = 0;
       if (pos(j) >= v) continue;
-      const Count unselRank = off + uint64_t(pos(j)) - selRank[j];
+      const C unselRank = C(off + uint64_t(pos(j))) - selRank[j];
       taken[j] = sel[j] ? (selRank[j] < kb_) : (unselRank < pad);
     }
   }
 
-  __device__ void addCounts(Count cnt) const {
-    atomicAdd(&a_.counters[0], cnt);
-    if (a_.fixed) atomicAdd(&a_.counters[1], cnt - lo<Count>(cnt, kb_));
+  // Thread 0 only. Variable output: the last bucket's inclusive prefix is the
+  // stream's total. Fixed: this bucket's counts, when someone reads them.
+  __device__ void report(Count cnt, Count inclusive) const {
+    if (!a_.fixed) {
+      if (blockIdx.x == gridDim.x - 1) *a_.total = inclusive;
+    } else if (a_.perBucket) {
+      a_.perBucket[blockIdx.x] = BucketCounts{cnt, cnt - lo<Count>(cnt, kb_)};
+    }
   }
 
-  // The bucket fits one tile: everything from registers, one pass.
-  __device__ void placeSingle(const Bits (&acc)[ITEMS]) {
-    Count sel[ITEMS], rank[ITEMS];
+  // This bucket's offset in the variable stream, from its count: CUB's
+  // decoupled look-back over the buckets' counts (one warp), then shared.
+  __device__ Count streamBase(Count cnt) {
+    if (blockIdx.x == 0) {
+      if (threadIdx.x == 0) tiles_.SetInclusive(0, cnt);
+      return 0;
+    }
+    if (threadIdx.x < 32) {
+      Prefix prefix(tiles_, tmp_.prefix, PlusOp{}, int(blockIdx.x));
+      const Count p = prefix(cnt);
+      if (threadIdx.x == 0) tmp_.base = p;
+    }
+    __syncthreads();
+    return tmp_.base;
+  }
+
+  // The bucket fits one tile: everything from registers, one pass; ranks are
+  // 32-bit (a tile has at most 2048 elements).
+  __device__ void placeSingle(const Bits (&acc)[ITEMS], const uint32_t (&q)[ITEMS]) {
+    uint32_t sel[ITEMS], rank[ITEMS], cnt;
     bool sent[ITEMS];
-    flags(0, acc, sel);
+    flags(0, acc, q, sel);
+    Scan32(tmp_.u.scan32).ExclusiveSum(sel, rank, cnt);
     if (!a_.fixed) {
-      Count cnt;
-      if (blockIdx.x == 0) {
-        Scan(tmp_.u.scan).ExclusiveSum(sel, rank, cnt);
-        if (threadIdx.x == 0) tiles_.SetInclusive(0, cnt);
-      } else {
-        Prefix prefix(tiles_, tmp_.prefix, PlusOp{}, int(blockIdx.x));
-        Scan(tmp_.u.scan).ExclusiveSum(sel, rank, prefix);  // rank includes the stream offset
-        cnt = prefix.GetBlockAggregate();                  // valid in thread 0, which set it
-      }
+      const Count base = streamBase(cnt);
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j) {
-        sent[j] = sel[j] && rank[j] < a_.capacity;
-        if (sent[j]) put(rank[j], s_ + uint64_t(pos(j)), acc[j]);
+        sent[j] = sel[j] && base + rank[j] < a_.capacity;
+        if (sent[j]) put(base + rank[j], s_ + uint64_t(pos(j)), acc[j]);
       }
-      if (threadIdx.x == 0) addCounts(cnt);
+      if (threadIdx.x == 0) report(cnt, base + cnt);
     } else {
-      Count cnt, taken[ITEMS];
-      Scan(tmp_.u.scan).ExclusiveSum(sel, rank, cnt);
+      uint32_t taken[ITEMS];
       fixedTaken(0, sel, rank, cnt, taken);
       __syncthreads();
-      Scan(tmp_.u.scan).ExclusiveSum(taken, rank);
+      Scan32(tmp_.u.scan32).ExclusiveSum(taken, rank);
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j) {
         sent[j] = taken[j] && sel[j];
         if (taken[j]) put(sb_ + rank[j], s_ + uint64_t(pos(j)), sel[j] ? acc[j] : Bits(0));
       }
-      if (threadIdx.x == 0) addCounts(cnt);
+      if (threadIdx.x == 0) report(cnt, 0);
     }
     storeResidual(0, acc, sent);
   }
 
   // A bucket larger than a tile: count first (to get the bucket's offset in the
   // stream, or its padding), then place tile by tile with running ranks.
-  __device__ void placeTiles(uint64_t tiles, Bits (&acc)[ITEMS]) {
+  __device__ void placeTiles(uint64_t tiles, Bits (&acc)[ITEMS], uint32_t (&q)[ITEMS]) {
     Count sel[ITEMS], rank[ITEMS], c = 0;
     for (uint64_t t = 0; t < tiles; ++t) {
       load(t * kTile, acc);
-      flags(t * kTile, acc, sel);
+      quantizeTile(acc, valid(t * kTile), q);
+      flags(t * kTile, acc, q, sel);
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j) c += sel[j];
     }
@@ -293,26 +391,14 @@ class BucketBlock {
     if (threadIdx.x == 0) tmp_.count = total;
     __syncthreads();
     const Count cnt = tmp_.count;
-    Count base = 0;
-    if (!a_.fixed) {
-      if (blockIdx.x == 0) {
-        if (threadIdx.x == 0) tiles_.SetInclusive(0, cnt);
-      } else {
-        if (threadIdx.x < 32) {  // the look-back is one warp's job; lane 0 holds the result
-          Prefix prefix(tiles_, tmp_.prefix, PlusOp{}, int(blockIdx.x));
-          const Count p = prefix(cnt);
-          if (threadIdx.x == 0) tmp_.base = p;
-        }
-        __syncthreads();
-        base = tmp_.base;
-      }
-    }
+    const Count base = a_.fixed ? 0 : streamBase(cnt);
     Count runSel = 0, runTaken = 0;
     for (uint64_t t = 0; t < tiles; ++t) {
       const uint64_t off = t * kTile;
       bool sent[ITEMS];
       load(off, acc);
-      flags(off, acc, sel);
+      quantizeTile(acc, valid(off), q);
+      flags(off, acc, q, sel);
       Count tileSel;
       Scan(tmp_.u.scan).ExclusiveSum(sel, rank, tileSel);
 #pragma unroll
@@ -339,7 +425,7 @@ class BucketBlock {
       storeResidual(off, acc, sent);
       __syncthreads();
     }
-    if (threadIdx.x == 0) addCounts(cnt);
+    if (threadIdx.x == 0) report(cnt, base + cnt);
   }
 
   TempStorage& tmp_;
@@ -365,44 +451,68 @@ void launch(const ApproxArgs& a, int buckets, TileState tiles, cudaStream_t s) {
   SC_CUDA_CHECK(cudaGetLastError());
 }
 
+// SPARCOLL_TOPK_TILE: a tuning override (see the top of this file).
+Tile tileSetting() {
+  const char* e = std::getenv("SPARCOLL_TOPK_TILE");
+  if (!e || !*e || std::strcmp(e, "auto") == 0) return Tile::Auto;
+  if (std::strcmp(e, "128x4") == 0) return Tile::T128x4;
+  if (std::strcmp(e, "64x8") == 0) return Tile::T64x8;
+  if (std::strcmp(e, "256x8") == 0) return Tile::T256x8;
+  SC_THROW(scInvalidArgument, "SPARCOLL_TOPK_TILE='", e, "' is not one of auto, 128x4, 64x8, 256x8");
+}
+
 }  // namespace
 
 Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call) {
+  Tile tile = tileSetting();
+  if (tile == Tile::Auto) tile = p.bucket <= 512 ? Tile::T128x4 : Tile::T256x8;
   DeviceScope scope(call.device);
   const cudaStream_t s = static_cast<cudaStream_t>(call.stream);
   Scratch scratch(s);
   const int buckets = int(numBuckets(p));
   const bool fixed = p.output == scTopkFixedPerBucket;
-  Count* counters = scratch.zeroed<Count>(2);
   TileState tiles;
+  Count* total = nullptr;
+  BucketCounts* perBucket = nullptr;
   if (!fixed) {
+    total = scratch.zeroed<Count>(1);
     size_t bytes = 0;
     SC_CUDA_CHECK(TileState::AllocationSize(buckets, bytes));
     SC_CUDA_CHECK(tiles.Init(buckets, scratch.get<char>(bytes), bytes));
     initTilesKernel<<<blocksFor(uint64_t(buckets), 128, INT32_MAX), 128, 0, s>>>(tiles, buckets);
     SC_CUDA_CHECK(cudaGetLastError());
+  } else if (call.readCounts) {
+    perBucket = scratch.get<BucketCounts>(size_t(buckets));
   }
   const ApproxArgs a{b.grad, b.residual, b.indices, b.values, p.n, p.k, p.bucket, p.capacity, p.seed, p.step,
-                     p.method == scTopkApproxAtMost, fixed, p.indexType == scTopkIndexU64, counters};
+                     p.method == scTopkApproxAtMost, fixed, p.indexType == scTopkIndexU64, total, perBucket};
   dispatchFmt(p.dtype, [&](auto f) {
     using F = decltype(f);
-    if (p.bucket <= kSmallTileMax)
-      launch<F, SmallTile>(a, buckets, tiles, s);
-    else
-      launch<F, LargeTile>(a, buckets, tiles, s);
+    switch (tile) {
+      case Tile::T64x8: launch<F, TileCfg<64, 8>>(a, buckets, tiles, s); break;
+      case Tile::T256x8: launch<F, TileCfg<256, 8>>(a, buckets, tiles, s); break;
+      default: launch<F, TileCfg<128, 4>>(a, buckets, tiles, s); break;
+    }
   });
   Outcome o;
   o.nnz = p.k;
-  if (!fixed || call.readCounts) {
-    Count h[2] = {0, 0};
-    readBack(h, counters, sizeof h, s, call.timeoutSeconds);
-    o.selected = h[0];
-    if (fixed) {
-      o.deferred = h[1];
-    } else {
-      o.nnz = h[0] < p.capacity ? h[0] : p.capacity;
-      o.deferred = h[0] - o.nnz;
-    }
+  if (!fixed) {
+    Count h = 0;
+    readBack(&h, total, sizeof h, s, call.timeoutSeconds);
+    o.selected = h;
+    o.nnz = h < p.capacity ? h : p.capacity;
+    o.deferred = h - o.nnz;
+  } else if (call.readCounts) {
+    BucketCounts* sum = scratch.get<BucketCounts>(1);
+    size_t bytes = 0;
+    SC_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, perBucket, sum, buckets, CountsPlus{},
+                                            BucketCounts{0, 0}, s));
+    SC_CUDA_CHECK(cub::DeviceReduce::Reduce(scratch.get<char>(bytes), bytes, perBucket, sum, buckets, CountsPlus{},
+                                            BucketCounts{0, 0}, s));
+    BucketCounts h{0, 0};
+    readBack(&h, sum, sizeof h, s, call.timeoutSeconds);
+    o.selected = h.selected;
+    o.deferred = h.deferred;
   }
   return o;
 }

@@ -1,6 +1,7 @@
-// Transport launch: one rank per MPI process (mpi, nccl) or one thread per
-// rank (local), each with its own communicator, stream and buffers; then the
-// same per-rank sweep (sweep.cpp) everywhere.
+// Transport launch: one rank per MPI process (mpi, nccl under mpirun), one
+// thread per rank (local), or one single-process NCCL rank (nccl without
+// mpirun or without MPI), each with its own communicator, stream and buffers;
+// then the same per-rank sweep (sweep.cpp) everywhere.
 #include "common/driver.h"
 
 #include <unistd.h>
@@ -19,7 +20,7 @@ namespace scbench {
 
 namespace {
 
-bool g_mpiActive = false;
+[[maybe_unused]] bool g_mpiActive = false;  // read only in MPI builds
 
 std::string hostName() {
   char h[256] = "?";
@@ -139,6 +140,51 @@ long long runMpi(const Options& o, SweepContext& ctx, int* argc, char*** argv) {
 #endif
 }
 
+// -t nccl outside mpirun (or in a build without MPI): one rank on GPU 0, its
+// communicator made NCCL-style (scGetUniqueId + scCommInitRank), so a GPU
+// machine without Open MPI still benchmarks the nccl transport.
+long long runNcclSingle(const Options& o, SweepContext& ctx) {
+#ifndef SPARCOLL_HAVE_NCCL
+  (void)o, (void)ctx;
+  throw UsageError{"-t nccl needs a build with CUDA and NCCL (SPARCOLL_CUDA=ON SPARCOLL_NCCL=ON)"};
+#else
+#ifndef SPARCOLL_HAVE_MPI
+  // Without MPI each process of an mpirun launch would benchmark alone.
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* n = std::getenv(v); n && std::atoi(n) > 1)
+      throw UsageError{"this build has no MPI: -t nccl runs one rank in one process; launch it without mpirun"};
+#endif
+  if (deviceCount() == 0) throw UsageError{"-t nccl: no CUDA device is visible"};
+  ThreadHub hub(1);
+  ThreadGroup g(hub, 0);
+  RankState rs;
+  rs.rank = 0;
+  rs.nranks = 1;
+  rs.device = true;
+  rs.cudaDevice = 0;
+  setDevice(rs.cudaDevice);
+  rs.stream = createStream();
+  ctx.info.nranks = 1;
+  ctx.info.device = true;
+  scConfig_t cfg = configFor(o);
+  cfg.device = rs.cudaDevice;
+  scUniqueId id;
+  scResult_t r = scGetUniqueId(&id);
+  if (r != scSuccess) initFailed("scGetUniqueId", r);
+  r = scCommInitRank(&rs.comm, 1, id, 0, &cfg);
+  if (r != scSuccess) initFailed("scCommInitRank", r);
+  long long failed = 0;
+  try {
+    failed = rankBody(g, rs, ctx);
+  } catch (const UsageError& e) {
+    fatal(e.msg);
+  }
+  scCommDestroy(rs.comm);
+  destroyStream(rs.stream);
+  return failed;
+#endif
+}
+
 long long runLocal(const Options& o, SweepContext& ctx) {
   const int P = o.localRanks;
   std::vector<int> devices;
@@ -210,8 +256,14 @@ int run(int argc, char** argv, Collective& coll) {
     setlinebuf(stdout);
     SweepContext ctx{o, coll,
                      RunInfo{spec.name, spec.collective, o.transport, 1, 1, false, spec.hasOp, spec.baseline}};
-    const long long failed =
-        o.transport == scTransportLocal ? runLocal(o, ctx) : runMpi(o, ctx, &argc, &argv);
+#ifdef SPARCOLL_HAVE_MPI
+    const bool underMpirun = launchedByMpi();
+#else
+    const bool underMpirun = false;
+#endif
+    const long long failed = o.transport == scTransportLocal                 ? runLocal(o, ctx)
+                             : o.transport == scTransportNccl && !underMpirun ? runNcclSingle(o, ctx)
+                                                                              : runMpi(o, ctx, &argc, &argv);
     return failed ? 1 : 0;
   } catch (const UsageError& e) {
     if (envRankZero()) std::fprintf(stderr, "%s: %s\n", spec.name, e.msg.c_str());

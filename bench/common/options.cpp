@@ -77,7 +77,8 @@ std::string usage(const ToolSpec& spec) {
      << "  -T,--timeout <s>            deadline of each call in seconds (default: library's, 300)\n"
      << "  -J,--output_file <file>     JSON lines, one per (algorithm, type, op, size, in-place)\n"
      << "sparcoll options:\n"
-     << "  -t,--transport <mpi|nccl|local>  default: mpi under mpirun, else local\n"
+     << "  -t,--transport <mpi|nccl|local>  default: mpi under mpirun, else local; nccl outside\n"
+     << "                              mpirun: one rank on GPU 0 (scGetUniqueId + scCommInitRank)\n"
      << "  -p,--nranks <n>             ranks (threads) of the local transport (default 4)\n"
      << "  -D,--device_buffers <0|1>   local transport on GPU buffers (default 0)\n"
      << "  -A,--algorithms <list>      comma-separated, one block each; accepted:";

@@ -50,6 +50,31 @@ extern "C" scResult_t scCommInitMpi(scComm_t* out, const void* mpiComm, const sc
   });
 }
 
+extern "C" scResult_t scGetUniqueId(scUniqueId* id) {
+  return scGuard(nullptr, [&] {
+    SC_ARG(id != nullptr, "unique id pointer is NULL");
+    makeNcclUniqueId(id);
+  });
+}
+
+// Arguments are checked before the build's capabilities, as scCommInitMpi does,
+// so a caller's mistake is reported the same way on every build.
+extern "C" scResult_t scCommInitRank(scComm_t* out, int nranks, scUniqueId id, int rank, const scConfig_t* cfg) {
+  return scGuard(nullptr, [&] {
+    SC_ARG(out != nullptr, "output communicator pointer is NULL");
+    *out = nullptr;
+    SC_ARG(nranks >= 1, "nranks must be >= 1, got ", nranks);
+    SC_ARG(rank >= 0 && rank < nranks, "rank ", rank, " is outside [0, nranks = ", nranks, ")");
+    // A zeroed id is the usual sign of an id that was never filled in or never
+    // received; NCCL would only fail on it at the deadline.
+    bool blank = true;
+    for (char ch : id.internal) blank = blank && ch == 0;
+    SC_ARG(!blank, "the unique id is all zeros: pass the id that scGetUniqueId returned on one rank to every rank");
+    Config c = resolveConfig(cfg, scTransportNccl);
+    *out = makeNcclCommFromId(nranks, id, rank, c).release();
+  });
+}
+
 extern "C" scResult_t scCommInitLocal(scComm_t* comms, int nranks, const int* devices, const scConfig_t* cfg) {
   return scGuard(nullptr, [&] {
     SC_ARG(comms != nullptr, "output communicator array is NULL");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "topk/dispatch.h"
+#include "topk/host_io.h"
 #include "topk/params.h"
 
 namespace sc {
@@ -21,16 +22,13 @@ namespace topk {
 namespace {
 
 template <class F>
-class ApproxHost {
- public:
-  using Bits = typename F::Bits;
+class ApproxHost : HostIO<F> {
+  using Base = HostIO<F>;
+  using typename Base::Bits;
+  using Base::p_, Base::g_, Base::r_, Base::put;
 
-  ApproxHost(const Params& p, const Buffers& b)
-      : p_(p),
-        g_(static_cast<const Bits*>(b.grad)),
-        r_(static_cast<Bits*>(b.residual)),
-        idx_(b.indices),
-        val_(static_cast<Bits*>(b.values)) {}
+ public:
+  ApproxHost(const Params& p, const Buffers& b) : Base(p, b) {}
 
   Outcome run() {
     const uint64_t len0 = std::min<uint64_t>(p_.bucket, p_.n);
@@ -112,18 +110,8 @@ class ApproxHost {
     out_.deferred += cnt - std::min(cnt, kb);
   }
 
-  void put(uint64_t pos, uint64_t index, Bits v) {
-    putIndex(idx_, pos, index, p_.indexType);
-    val_[pos] = v;
-  }
-
-  const Params& p_;
-  const Bits* g_;
-  Bits* r_;
-  void* idx_;
-  Bits* val_;
   std::vector<Bits> acc_;
-  std::vector<uint64_t> q_;
+  std::vector<uint32_t> q_;
   std::vector<uint8_t> sel_;
   Outcome out_;
 };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "topk/dispatch.h"
+#include "topk/host_io.h"
 #include "topk/params.h"
 
 namespace sc {
@@ -18,16 +19,13 @@ namespace topk {
 namespace {
 
 template <class F>
-class ExactHost {
- public:
-  using Bits = typename F::Bits;
+class ExactHost : HostIO<F> {
+  using Base = HostIO<F>;
+  using typename Base::Bits;
+  using Base::p_, Base::g_, Base::r_, Base::put;
 
-  ExactHost(const Params& p, const Buffers& b)
-      : p_(p),
-        g_(static_cast<const Bits*>(b.grad)),
-        r_(static_cast<Bits*>(b.residual)),
-        idx_(b.indices),
-        val_(static_cast<Bits*>(b.values)) {}
+ public:
+  ExactHost(const Params& p, const Buffers& b) : Base(p, b) {}
 
   Outcome run() {
     // With error feedback the residual becomes acc = g + r first; it is both
@@ -75,8 +73,7 @@ class ExactHost {
     for (uint64_t i = 0; i < p_.n; ++i) {
       const Bits kk = key(i);
       if (kk > T || (kk == T && ties > 0 && ties--)) {
-        putIndex(idx_, nnz, i, p_.indexType);
-        val_[nnz++] = src_[i];
+        put(nnz++, i, src_[i]);
         if (r_) r_[i] = 0;
       }
     }
@@ -85,11 +82,6 @@ class ExactHost {
     return o;
   }
 
-  const Params& p_;
-  const Bits* g_;
-  Bits* r_;
-  void* idx_;
-  Bits* val_;
   const Bits* src_ = nullptr;
 };
 

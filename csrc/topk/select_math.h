@@ -162,13 +162,18 @@ SC_HD int effExp(typename F::Bits absb) {
   return be ? be : 1;
 }
 
+// q < 2^31 for every |v| <= the bucket maximum (the only magnitudes quantized),
+// so q is 32-bit and the mantissa is shifted in its own width: the kernels pay
+// 32-bit shifts, not 64-bit ones, per element (float64 needs 64 only before the
+// shift, and always shifts right: kFrac = 52 > 30).
 template <class F>
-SC_HD uint64_t quantize(typename F::Bits absb, int eeMax) {
+SC_HD uint32_t quantize(typename F::Bits absb, int eeMax) {
+  using B = typename F::Bits;
   const int be = int(absb >> F::kFrac);
-  const uint64_t m = uint64_t(absb & F::kFracMask) | (be ? uint64_t(1) << F::kFrac : 0);
+  const B m = B(B(absb & F::kFracMask) | (be ? B(B(1) << F::kFrac) : B(0)));
   const int s = (kQuantBits - 1) - F::kFrac - (eeMax - (be ? be : 1));
-  if (s >= 0) return m << s;
-  return -s >= 64 ? 0 : m >> -s;
+  if (F::kFrac <= kQuantBits - 1 && s >= 0) return uint32_t(m) << s;
+  return -s >= int(sizeof(B) * 8) ? 0u : uint32_t(m >> -s);
 }
 
 // ---------------------------------------------------------------------------
@@ -190,9 +195,20 @@ SC_HD Decision makeDecision(bool atMost, uint64_t kb, uint64_t len, uint64_t qma
   return Decision{len - kb, kb * qmax - Q, len * qmax - Q};
 }
 
-// u / 2^32 < p_i  <=>  u * den < (a q + b) * 2^32.
-SC_HD bool chooses(const Decision& d, uint32_t u, uint64_t q) {
-  return u128(u) * d.den < (u128(d.a * q + d.b) << 32);
+// u / 2^32 < p_i  <=>  u * den < (a q + b) * 2^32, decided without a 128-bit
+// product: with den = dh 2^32 + dl, u * den = X 2^32 + (u dl mod 2^32) where
+// X = u dh + floor(u dl / 2^32) < 2^64, so the test is X < a q + b. (Per
+// element on the GPU: two 32x32 multiplies instead of a 64x64 -> 128.)
+SC_HD uint32_t mulhi32(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __umulhi(a, b);
+#else
+  return uint32_t((uint64_t(a) * b) >> 32);
+#endif
+}
+SC_HD bool chooses(const Decision& d, uint32_t u, uint32_t q) {
+  const uint64_t x = uint64_t(u) * uint32_t(d.den >> 32) + mulhi32(u, uint32_t(d.den));
+  return x < d.a * q + d.b;
 }
 
 // floor(k * pos / n): the output slots before position pos; bucket [s, e) has

@@ -5,18 +5,18 @@
 // ncclCommGetAsyncError until done or until the deadline, after which the
 // caller's error path aborts the communicator (ncclCommAbort).
 //
-// Bootstrap over MPI: the node-local rank (MPI_Comm_split_type shared) picks the
-// GPU unless the config names one; every rank reports whether it is ready
-// (one allreduce, so a local failure fails everyone at once instead of leaving
-// them waiting), rank 0's ncclUniqueId is broadcast, then ncclCommInitRankConfig.
+// Creation from an ncclUniqueId lives here (ncclCommFromId), with its
+// MPI-free entry points scGetUniqueId / scCommInitRank; the bootstrap over MPI
+// (nccl_bootstrap_nccl_mpi.cpp) only moves the id and calls ncclCommFromId.
 #include <cuda_runtime_api.h>
 #include <sched.h>
 
+#include <cstring>
 #include <memory>
 
 #include "reduce.cuh"
 #include "transport/factory.h"
-#include "transport/mpi_util.h"
+#include "transport/nccl_init_nccl.h"
 #include "transport/nccl_util_nccl.h"
 
 namespace sc {
@@ -149,99 +149,40 @@ class NcclTransport final : public Transport {
   void* barrierBuf_ = nullptr;
 };
 
-// Rank of this process among the ranks of its node (collective over comm).
-int nodeLocalRank(MPI_Comm comm, int rank) {
-  MPI_Comm node;
-  mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-  int local = 0;
-  MPI_Comm_rank(node, &local);
-  MPI_Comm_free(&node);
-  return local;
-}
-
 void NcclRound::wait(const Deadline&) { t_.ready(); }
-
-// The GPU of this rank: cfg.device, else the node-local rank's. Throws with a
-// message naming the problem (no GPU, too few GPUs for the ranks of a node).
-int pickDevice(int localRank, int wanted) {
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) {
-    (void)cudaGetLastError();
-    SC_THROW(scCudaError, "the nccl transport needs a CUDA device: cudaGetDeviceCount failed: ", cudaGetErrorString(rc));
-  }
-  if (wanted >= 0) {
-    SC_ARG(wanted < count, "scConfig_t.device = ", wanted, " but only ", count, " CUDA device(s) are visible");
-    return wanted;
-  }
-  SC_REQUIRE(localRank < count, scInvalidUsage, "node-local rank ", localRank, " has no GPU of its own (", count,
-             " visible); run at most one rank per GPU or set scConfig_t.device");
-  return localRank;
-}
-
-// What rank 0 broadcasts. Heap-held: on a timeout MPI may still write into it.
-struct Boot {
-  int ok = 1;
-  ncclUniqueId id{};
-};
 
 }  // namespace
 
-std::unique_ptr<scComm> makeNcclComm(const void* mpiComm, const Config& cfg) {
-  const Deadline dl = Deadline::in(cfg.timeout);
-  MPI_Comm comm;
-  mpiCheck(MPI_Comm_dup(mpiCommFrom(mpiComm), &comm), "MPI_Comm_dup");
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const int localRank = nodeLocalRank(comm, rank);
+int ncclPrepareDevice(int wanted, int localRank) {
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    SC_THROW(scCudaError, "the nccl transport needs a CUDA device: ",
+             rc != cudaSuccess ? cudaGetErrorString(rc) : "cudaGetDeviceCount found none");
+  }
+  int device = wanted;
+  if (wanted >= 0) {
+    SC_ARG(wanted < count, "scConfig_t.device = ", wanted, " but only ", count, " CUDA device(s) are visible");
+  } else if (localRank >= 0) {
+    SC_REQUIRE(localRank < count, scInvalidUsage, "node-local rank ", localRank, " has no GPU of its own (", count,
+               " visible); run at most one rank per GPU or set scConfig_t.device");
+    device = localRank;
+  } else {
+    SC_CUDA_CHECK(cudaGetDevice(&device));
+  }
+  DeviceScope probe(device);
+  SC_CUDA_CHECK(cudaFree(nullptr));  // creates the context: a broken GPU fails here, on every rank
+  return device;
+}
 
-  // 1. Local preparation; any failure is shared with every rank before anyone waits on NCCL.
-  int device = -1;
-  auto boot = std::make_unique<Boot>();
-  std::unique_ptr<Error> localError;
-  try {
-    device = pickDevice(localRank, cfg.device);
-    DeviceScope probe(device);
-    SC_CUDA_CHECK(cudaFree(nullptr));  // creates the context: a broken GPU fails here, on every rank
-    if (rank == 0) SC_NCCL_CHECK(nullptr, ncclGetUniqueId(&boot->id));
-  } catch (const Error& e) {
-    localError = std::make_unique<Error>(e);
-    boot->ok = 0;
-  }
-  MPI_Request req;
-  auto okAll = std::make_unique<int>(0);
-  mpiCheck(MPI_Iallreduce(&boot->ok, okAll.get(), 1, MPI_INT, MPI_MIN, comm, &req), "MPI_Iallreduce");
-  try {
-    mpiWaitDeadline(&req, dl, "the NCCL bootstrap (readiness of all ranks)");
-  } catch (...) {
-    boot.release();  // MPI may still read/write these
-    okAll.release();
-    throw;
-  }
-  if (localError || !*okAll) {
-    MPI_Comm_free(&comm);
-    if (localError) throw *localError;
-    SC_THROW(scRemoteError, "another rank failed to prepare the NCCL communicator (see its error)");
-  }
-
-  // 2. Rank 0's unique id to everyone.
-  mpiCheck(MPI_Ibcast(&boot->id, sizeof(ncclUniqueId), MPI_BYTE, 0, comm, &req), "MPI_Ibcast");
-  try {
-    mpiWaitDeadline(&req, dl, "the NCCL bootstrap (broadcast of the unique id)");
-  } catch (...) {
-    boot.release();
-    throw;
-  }
-  MPI_Comm_free(&comm);
-
-  // 3. Nonblocking init on this rank's device, completed with the deadline.
+std::unique_ptr<scComm> ncclCommFromId(const ncclUniqueId& id, int nranks, int rank, int device, const Config& cfg,
+                                       const Deadline& dl) {
   DeviceScope on(device);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t nc = nullptr;
-  const ncclResult_t rc = ncclCommInitRankConfig(&nc, size, boot->id, rank, &config);
+  const ncclResult_t rc = ncclCommInitRankConfig(&nc, nranks, id, rank, &config);
   try {
     SC_NCCL_CALL(nc, dl, rc);
   } catch (...) {
@@ -253,12 +194,30 @@ std::unique_ptr<scComm> makeNcclComm(const void* mpiComm, const Config& cfg) {
   c.device = device;
   std::unique_ptr<Transport> t;
   try {
-    t = std::make_unique<NcclTransport>(nc, rank, size, device, cfg.timeout);
+    t = std::make_unique<NcclTransport>(nc, rank, nranks, device, cfg.timeout);
   } catch (...) {
     ncclCommAbort(nc);
     throw;
   }
   return std::make_unique<scComm>(std::move(t), makeCudaBackend(device), c);
+}
+
+// scUniqueId carries an ncclUniqueId byte for byte.
+static_assert(NCCL_UNIQUE_ID_BYTES == SC_UNIQUE_ID_BYTES, "scUniqueId must hold an ncclUniqueId");
+static_assert(sizeof(scUniqueId) == sizeof(ncclUniqueId), "scUniqueId must hold an ncclUniqueId");
+
+void makeNcclUniqueId(scUniqueId* out) {
+  ncclUniqueId id;
+  SC_NCCL_CHECK(nullptr, ncclGetUniqueId(&id));
+  std::memcpy(out, &id, sizeof id);
+}
+
+std::unique_ptr<scComm> makeNcclCommFromId(int nranks, const scUniqueId& uid, int rank, const Config& cfg) {
+  const Deadline dl = Deadline::in(cfg.timeout);
+  const int device = ncclPrepareDevice(cfg.device, -1);
+  ncclUniqueId id;
+  std::memcpy(&id, &uid, sizeof id);
+  return ncclCommFromId(id, nranks, rank, device, cfg, dl);
 }
 
 }  // namespace sc

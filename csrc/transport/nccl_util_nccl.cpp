@@ -5,18 +5,8 @@
 #include <chrono>
 #include <thread>
 
-#include "transport/mpi_util.h"
-
 namespace sc {
 namespace {
-
-// Spin, then yield, then sleep: waits are usually short, but ranks may be
-// oversubscribed and must let their peers run.
-void backoff(int i) {
-  if (i < 64) return;
-  if (i < 1024) sched_yield();
-  else std::this_thread::sleep_for(std::chrono::microseconds(50));
-}
 
 std::string lastError(ncclComm_t comm) {
   const char* s = ncclGetLastError(comm);
@@ -24,6 +14,12 @@ std::string lastError(ncclComm_t comm) {
 }
 
 }  // namespace
+
+void pollBackoff(int i) {
+  if (i < 64) return;
+  if (i < 1024) sched_yield();
+  else std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
 
 void ncclCheck(ncclResult_t rc, ncclComm_t comm, const char* what, const char* file, int line) {
   if (rc == ncclSuccess) return;
@@ -35,7 +31,7 @@ void ncclComplete(ncclResult_t rc, ncclComm_t comm, const Deadline& dl, const ch
     if (dl.expired())
       SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired while NCCL was still completing ", what,
                " (a peer may not have joined)");
-    backoff(i);
+    pollBackoff(i);
     ncclResult_t st = ncclSuccess;
     const ncclResult_t q = ncclCommGetAsyncError(comm, &st);
     rc = q != ncclSuccess ? q : st;
@@ -75,17 +71,6 @@ ncclRedOp_t ncclOpOf(scRedOp_t op) {
     case scMin: return ncclMin;
     case scAvg: return ncclAvg;
     default: SC_THROW(scInvalidArgument, "unknown reduction op ", int(op));
-  }
-}
-
-void mpiWaitDeadline(MPI_Request* req, const Deadline& dl, const char* what) {
-  for (int i = 0;; ++i) {
-    int flag = 0;
-    mpiCheck(MPI_Test(req, &flag, MPI_STATUS_IGNORE), what);
-    if (flag) return;
-    // Collective requests cannot be cancelled: the caller keeps the buffers alive.
-    if (dl.expired()) SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in ", what, " (a rank never joined)");
-    backoff(i);
   }
 }
 

@@ -3,7 +3,6 @@
 // communicator with a deadline, and the mapping of sparcoll types/ops.
 #pragma once
 
-#include <mpi.h>
 #include <nccl.h>
 
 #include "core/deadline.h"
@@ -30,10 +29,8 @@ void ncclCheckAsync(ncclComm_t comm, const char* what);
 ncclDataType_t ncclTypeOf(scDataType_t dt);
 ncclRedOp_t ncclOpOf(scRedOp_t op);  // scAvg -> ncclAvg
 
-// Completes an MPI nonblocking request, polling with the deadline (a blocking
-// MPI call would wait forever for a rank that never comes). On scTimeout the
-// request stays pending (MPI cannot cancel a collective): the caller must leave
-// its buffers and communicator alive.
-void mpiWaitDeadline(MPI_Request* req, const Deadline& dl, const char* what);
+// Pause number i of a polling loop: spin, then yield, then sleep. Waits are
+// usually short, but ranks may be oversubscribed and must let their peers run.
+void pollBackoff(int i);
 
 }  // namespace sc

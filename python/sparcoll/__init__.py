@@ -4,13 +4,14 @@
     comm = sc.Communicator.from_mpi()               # one rank per MPI process
     y = comm.allreduce(x)                           # numpy in, numpy out
     comms = sc.local_group(4)                       # 4 ranks for 4 threads of this process
+    comm = sc.Communicator.from_unique_id(n, uid, rank)  # nccl without MPI; uid = sc.get_unique_id() on one rank
 
 See the README's Python section for the full API.
 """
 
 from . import _sparcoll
 from . import errors as _errors
-from .comm import Communicator, local_group
+from .comm import Communicator, get_unique_id, local_group
 from .errors import (
     CollectiveTimeoutError,
     CudaError,
@@ -48,4 +49,4 @@ if _sparcoll.features["topk"]:
 #: What this build contains: {"cuda", "mpi", "nccl", "sparse", "topk", "dsop"} -> bool.
 features = dict(_sparcoll.features)
 
-__all__ = ["Communicator", "local_group", "features"] + list(_errors.__all__) + __all_areas__
+__all__ = ["Communicator", "get_unique_id", "local_group", "features"] + list(_errors.__all__) + __all_areas__

@@ -1,6 +1,7 @@
-"""The communicator: creation (MPI, local threads, torch.distributed) and the
-dense collectives. Area collectives (sparse allreduce, DSOP) are methods too,
-added by their modules when the library has them."""
+"""The communicator: creation (MPI, NCCL unique id, local threads,
+torch.distributed) and the dense collectives. Area collectives (sparse
+allreduce, DSOP) are methods too, added by their modules when the library has
+them."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _close_all() -> None:
 class Communicator:
     """A group of ranks that run collectives together.
 
-    Create one with :meth:`from_mpi`, :meth:`from_torch` or :func:`local_group`.
+    Create one with :meth:`from_mpi`, :meth:`from_unique_id`, :meth:`from_torch`
+    or :func:`local_group`.
     A communicator is used by one thread at a time; collectives release the GIL,
     so the communicators of a local group run concurrently in their threads.
 
@@ -90,21 +92,52 @@ class Communicator:
         return cls(h, transport)
 
     @classmethod
+    def from_unique_id(cls, nranks: int, unique_id: bytes, rank: int, *, device: int = -1,
+                       timeout: Optional[float] = None, algo: str = "auto",
+                       pipeline_bytes: int = 0) -> "Communicator":
+        """Rank ``rank`` of ``nranks`` on the nccl transport (CUDA arrays), NCCL-style, without MPI.
+
+        One process calls :func:`get_unique_id` and hands the bytes to every
+        rank (any channel); each rank then calls this with the same ``nranks``
+        and id. Collective: returns once every rank has joined, or raises
+        CollectiveTimeoutError after ``timeout``. ``device``: CUDA device, -1 =
+        the calling thread's current device (e.g. ``torch.cuda.set_device``'s).
+        Other arguments as for :meth:`from_mpi`.
+        """
+        _require_nccl("Communicator.from_unique_id")
+        for name, v in (("nranks", nranks), ("rank", rank), ("device", device)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+        if not isinstance(unique_id, (bytes, bytearray, memoryview)):
+            raise TypeError(f"unique_id must be the bytes of get_unique_id(), got {type(unique_id).__name__}")
+        h = _sparcoll.init_rank(nranks, bytes(unique_id), rank, device, _timeout(timeout),
+                                lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes))
+        return cls(h, "nccl")
+
+    @classmethod
     def from_torch(cls, process_group=None, transport: str = "nccl", **kwargs) -> "Communicator":
         """A communicator with the ranks of a torch.distributed process group, in its rank order.
 
-        Collective over the process group (default: the world group). The
-        sparcoll communicator is bootstrapped over MPI, so the job must run
-        under mpirun with mpi4py installed: the group's members exchange their
-        MPI ranks through the process group, build the matching MPI
-        communicator, and (transport "nccl") NCCL's unique id travels over it.
-        transport "mpi" gives a host communicator (CPU tensors, e.g. with a
-        gloo process group); "nccl" a device one (CUDA tensors). kwargs as for
-        :meth:`from_mpi`.
+        Collective over the process group (default: the world group).
+        transport "nccl" (CUDA tensors) needs no MPI: the group's rank 0 makes
+        a unique id, torch.distributed.broadcast_object_list hands it to the
+        members, and each calls :meth:`from_unique_id` (``device`` -1: the
+        current CUDA device, so call torch.cuda.set_device first, as for an
+        NCCL process group). transport "mpi" (CPU tensors, e.g. with a gloo
+        group) is bootstrapped over MPI: the job must run under mpirun with
+        mpi4py; the members exchange their MPI ranks through the process group
+        and build the matching MPI communicator. kwargs as for :meth:`from_mpi`.
         """
+        lookup({"mpi": 0, "nccl": 1}, transport, "transport for from_torch")
+        if transport == "nccl":
+            # Checked on every member before the broadcast, so none is left waiting.
+            _require_nccl("Communicator.from_torch(transport='nccl')")
+            from .torch import _unique_id_of_group
+
+            size, rank, uid = _unique_id_of_group(process_group)
+            return cls.from_unique_id(size, uid, rank, **kwargs)
         from .torch import _mpi_comm_of_group
 
-        lookup({"mpi": 0, "nccl": 1}, transport, "transport for from_torch")
         sub = _mpi_comm_of_group(process_group)
         try:
             return cls.from_mpi(sub, transport, **kwargs)
@@ -250,6 +283,14 @@ class Communicator:
         _sparcoll.barrier(self._h, stream_handle(stream) if self.is_device else 0)
 
 
+def get_unique_id() -> bytes:
+    """A new id (128 opaque bytes) for :meth:`Communicator.from_unique_id`, like
+    ncclGetUniqueId. Needs no GPU. The calling process hosts NCCL's bootstrap:
+    it must take part (usually as rank 0) until every rank's init has returned."""
+    _require_nccl("get_unique_id")
+    return _sparcoll.get_unique_id()
+
+
 def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Optional[float] = None,
                 algo: str = "auto", pipeline_bytes: int = 0) -> List[Communicator]:
     """n communicators of one process, rank i = element i, for n threads.
@@ -288,6 +329,12 @@ def _prod(shape) -> int:
 def _name(code: int) -> str:
     from ._arrays import DTYPE_NAMES
     return DTYPE_NAMES[code]
+
+
+def _require_nccl(what: str) -> None:
+    if not _sparcoll.features["nccl"]:
+        raise InvalidUsageError(f"{what} needs the nccl transport, which this sparcoll build lacks "
+                                f"(built with: {_feature_summary()}; build with SPARCOLL_CUDA=ON and NCCL)")
 
 
 def _feature_summary() -> str:

@@ -176,19 +176,52 @@ def topk_hook(state: "TopkState", bucket: dist.GradBucket) -> torch.futures.Futu
     return _future(buf)
 
 
+def _require_dist() -> None:
+    if not (dist.is_available() and dist.is_initialized()):
+        raise InvalidUsageError("Communicator.from_torch needs torch.distributed initialized "
+                                "(torch.distributed.init_process_group)")
+
+
+def _unique_id_of_group(process_group=None):
+    """(size, rank, id): the group's rank 0 makes a unique id and broadcasts it
+    to the members (torch.distributed.broadcast_object_list). Collective over
+    the process group. A failure on rank 0 travels with the broadcast, so every
+    member raises instead of waiting for an id that never comes."""
+    from .comm import get_unique_id
+    from .errors import RemoteError, SparcollError
+
+    _require_dist()
+    pg = process_group if process_group is not None else dist.group.WORLD
+    rank, size = dist.get_rank(pg), dist.get_world_size(pg)
+    if rank < 0:
+        raise InvalidUsageError("Communicator.from_torch: this process is not a member of the process group")
+    payload = [None, None]  # [id, rank 0's error message]
+    error = None
+    if rank == 0:
+        try:
+            payload[0] = get_unique_id()
+        except SparcollError as e:
+            error, payload[1] = e, f"{type(e).__name__}: {e}"
+    src = 0 if pg is dist.group.WORLD else dist.get_global_rank(pg, 0)
+    dist.broadcast_object_list(payload, src=src, group=pg)
+    if error is not None:
+        raise error
+    if payload[1] is not None:
+        raise RemoteError(f"the process group's rank 0 could not make the NCCL unique id: {payload[1]}")
+    return size, rank, payload[0]
+
+
 def _mpi_comm_of_group(process_group=None):
     """The MPI communicator whose ranks are the process group's members in its rank order.
 
     Collective over the process group. Needs the job to run under mpirun
     (mpi4py's COMM_WORLD spans the group's processes)."""
-    if not (dist.is_available() and dist.is_initialized()):
-        raise InvalidUsageError("Communicator.from_torch needs torch.distributed initialized "
-                                "(torch.distributed.init_process_group)")
+    _require_dist()
     try:
         from mpi4py import MPI
     except ImportError as e:
-        raise InvalidUsageError("Communicator.from_torch bootstraps over MPI: install mpi4py and launch with mpirun") \
-            from e
+        raise InvalidUsageError("Communicator.from_torch(transport='mpi') bootstraps over MPI: install mpi4py and "
+                                "launch with mpirun") from e
     pg = process_group if process_group is not None else dist.group.WORLD
     size = dist.get_world_size(pg)
     world = MPI.COMM_WORLD

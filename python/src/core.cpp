@@ -3,7 +3,9 @@
 // a local group (one communicator each) run their ranks concurrently.
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common.h"
@@ -30,6 +32,33 @@ Comm* initMpi(std::uintptr_t mpiCommAddr, int transport, int device, double time
   {
     py::gil_scoped_release nogil;  // NCCL bootstrap is collective over the MPI communicator
     r = scCommInitMpi(&c, ptr<const void>(mpiCommAddr), &cfg);
+  }
+  check(r, nullptr);
+  return new Comm(c);
+}
+
+// scGetUniqueId as 128 bytes (the id travels through Python: pickling,
+// torch.distributed, sockets).
+py::bytes uniqueId() {
+  scUniqueId id;
+  check(scGetUniqueId(&id), nullptr);
+  return py::bytes(id.internal, sizeof id.internal);
+}
+
+Comm* initRank(int nranks, const py::bytes& id, int rank, int device, double timeout, int algo,
+               size_t pipelineBytes) {
+  const std::string raw = id;
+  if (raw.size() != sizeof(scUniqueId))
+    throw Failure{scInvalidArgument, "unique id must be " + std::to_string(sizeof(scUniqueId)) +
+                                         " bytes (from get_unique_id), got " + std::to_string(raw.size())};
+  scUniqueId uid;
+  std::memcpy(uid.internal, raw.data(), sizeof uid.internal);
+  scConfig_t cfg = makeConfig(scTransportNccl, device, timeout, algo, pipelineBytes);
+  scComm_t c = nullptr;
+  scResult_t r;
+  {
+    py::gil_scoped_release nogil;  // collective: the other ranks may be threads of this process
+    r = scCommInitRank(&c, nranks, uid, rank, &cfg);
   }
   check(r, nullptr);
   return new Comm(c);
@@ -92,6 +121,9 @@ void bindCore(py::module_& m) {
 
   m.def("init_mpi", &initMpi, py::return_value_policy::take_ownership, py::arg("mpi_comm_addr"),
         py::arg("transport"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"));
+  m.def("get_unique_id", &uniqueId);
+  m.def("init_rank", &initRank, py::return_value_policy::take_ownership, py::arg("nranks"), py::arg("unique_id"),
+        py::arg("rank"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"));
   m.def("init_local", &initLocal, py::return_value_policy::take_ownership, py::arg("n"), py::arg("devices"),
         py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"));
 

@@ -2,6 +2,7 @@
 // CPU reference selects for the same (seed, step, input): same indices, same
 // value bits, same counts, and with error feedback the same residual bits.
 // Skips with a message when there is no CUDA device (or no CUDA build).
+#include <cstdlib>
 #include <limits>
 
 #include "common/harness.h"
@@ -40,14 +41,17 @@ std::string describe(const Case& c) {
                  c.cfg.indexType == scTopkIndexU64 ? " u64" : " u32", " step ", c.cfg.step);
 }
 
-// Stateless: device result == host result.
-void compareStateless(const Case& c, const Buf& v, size_t capacity, cudaStream_t stream) {
-  SCOPED_TRACE(describe(c));
+// Stateless: device result == host result. shift > 0 places the input that
+// many elements past an allocation's start (misaligned for vector loads).
+void compareStateless(const Case& c, const Buf& v, size_t capacity, cudaStream_t stream, size_t shift = 0) {
+  SCOPED_TRACE(describe(c) + sc::cat(" shift ", shift));
   const Sel host = select(v, c.cfg, capacity);
-  const size_t isz = c.cfg.indexType == scTopkIndexU32 ? 4 : 8;
-  Dev dv(v.data(), v.bytes.size()), di(capacity * isz), dval(capacity * esz(c.dt));
+  const size_t isz = c.cfg.indexType == scTopkIndexU32 ? 4 : 8, off = shift * esz(c.dt);
+  Dev dbuf(v.bytes.size() + off), di(capacity * isz), dval(capacity * esz(c.dt));
+  void* in = static_cast<char*>(dbuf.p) + off;
+  CUDA_OK(cudaMemcpy(in, v.data(), v.bytes.size(), cudaMemcpyHostToDevice));
   scTopkInfo_t info{};
-  const scResult_t rc = scTopkSelect(dv.p, c.n, c.dt, &c.cfg, di.p, dval.p, capacity, &info, stream);
+  const scResult_t rc = scTopkSelect(in, c.n, c.dt, &c.cfg, di.p, dval.p, capacity, &info, stream);
   ASSERT_EQ(rc, host.rc) << scGetLastError(nullptr);
   CUDA_OK(cudaStreamSynchronize(stream));
   EXPECT_EQ(info.nnz, host.info.nnz);
@@ -61,7 +65,7 @@ void compareStateless(const Case& c, const Buf& v, size_t capacity, cudaStream_t
   ASSERT_EQ(dev.bits, host.bits);
   // The input is untouched.
   std::vector<char> back(v.bytes.size());
-  dv.toHost(back.data(), back.size());
+  CUDA_OK(cudaMemcpy(back.data(), in, back.size(), cudaMemcpyDeviceToHost));
   EXPECT_EQ(back, v.bytes);
 }
 
@@ -171,6 +175,45 @@ TEST(TopkGpu, FeedbackMatchesTheCpuReference) {
       }
     }
   }
+  CUDA_OK(cudaStreamDestroy(stream));
+#endif
+}
+
+// SPARCOLL_TOPK_TILE picks the kernel's tile shape; every shape must select
+// what the reference selects, on aligned and misaligned inputs, buckets that
+// start at multiples of 4 or not (the Philox fast path or the general one),
+// one-tile and multi-tile buckets; a bad value is a clear error.
+TEST(TopkGpu, EveryTileShapeMatchesTheCpuReference) {
+  SC_REQUIRE_GPU();
+#ifdef SPARCOLL_HAVE_CUDA
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+  const size_t n = 70001;
+  for (const char* tile : {"128x4", "64x8", "256x8", "auto"}) {
+    ASSERT_EQ(setenv("SPARCOLL_TOPK_TILE", tile, 1), 0);
+    SCOPED_TRACE(tile);
+    for (scDataType_t dt : {scFloat32, scFloat16, scFloat64}) {
+      const Buf v(adversarial(n, 7 + dt), dt);
+      for (size_t bucket : {size_t(512), size_t(513), size_t(3000), size_t(7)}) {
+        for (int fixed = 0; fixed < 2; ++fixed) {
+          for (size_t shift : {size_t(0), size_t(1)}) {
+            Case c{config(scTopkApprox, n / 100, bucket, 42, 5), dt, n};
+            c.cfg.output = fixed ? scTopkFixedPerBucket : scTopkVariable;
+            size_t cap = 0;
+            ASSERT_EQ(scTopkMaxOutput(n, &c.cfg, &cap), scSuccess);
+            compareStateless(c, v, cap, stream, shift);
+          }
+        }
+      }
+    }
+  }
+  ASSERT_EQ(setenv("SPARCOLL_TOPK_TILE", "96x3", 1), 0);
+  const Buf v(randomVector(1000, 3), scFloat32);
+  Dev dv(v.data(), v.bytes.size()), di(1000 * 4), dval(1000 * 4);
+  const scTopkConfig_t cfg = config(scTopkApprox, 10, 512, 1);
+  EXPECT_EQ(scTopkSelect(dv.p, 1000, scFloat32, &cfg, di.p, dval.p, 1000, nullptr, stream), scInvalidArgument);
+  EXPECT_NE(std::string(scGetLastError(nullptr)).find("SPARCOLL_TOPK_TILE"), std::string::npos);
+  unsetenv("SPARCOLL_TOPK_TILE");
   CUDA_OK(cudaStreamDestroy(stream));
 #endif
 }

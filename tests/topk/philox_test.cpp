@@ -2,6 +2,8 @@
 // stream layout the selection relies on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <set>
 
 #include "topk/philox.h"
@@ -83,4 +85,66 @@ TEST(TopkMath, QuantizationAndDecisionAreExact) {
                                                    shareBefore(37, s, 1000);
   EXPECT_EQ(total, 37u);
   EXPECT_EQ(shareBefore(uint64_t(1) << 40, uint64_t(1) << 40, uint64_t(1) << 41), uint64_t(1) << 39);
+}
+
+// The selection test and the quantization are computed in narrow integers for
+// speed; both must equal the defining formulas (128-bit product, 64-bit shifts)
+// on every input, or the CPU and GPU would select differently from the spec.
+namespace {
+uint64_t quantizeWide(uint64_t absb, int frac, int eeMax) {
+  const int be = int(absb >> frac);
+  const uint64_t m = (absb & ((uint64_t(1) << frac) - 1)) | (be ? uint64_t(1) << frac : 0);
+  const int s = (kQuantBits - 1) - frac - (eeMax - (be ? be : 1));
+  if (s >= 0) return m << s;
+  return -s >= 64 ? 0 : m >> -s;
+}
+
+template <class F>
+void checkQuantize(std::mt19937_64& rng, int trials) {
+  using B = typename F::Bits;
+  for (int t = 0; t < trials; ++t) {
+    B a = B(rng()) & F::kAbsMask, b = B(rng()) & F::kAbsMask;
+    if (t % 4 == 0) b = B(b >> (rng() % (sizeof(B) * 8)));  // many small and subnormal values
+    if (!F::finite(a) || !F::finite(b)) continue;
+    const B mx = a < b ? b : a, v = a < b ? a : b;
+    const int ee = effExp<F>(mx);
+    ASSERT_EQ(uint64_t(quantize<F>(v, ee)), quantizeWide(v, F::kFrac, ee)) << "v=" << uint64_t(v);
+    ASSERT_EQ(uint64_t(quantize<F>(mx, ee)), quantizeWide(mx, F::kFrac, ee));
+    ASSERT_LT(quantizeWide(mx, F::kFrac, ee), uint64_t(1) << 31);
+  }
+}
+}  // namespace
+
+TEST(TopkMath, NarrowQuantizationEqualsTheWideFormula) {
+  std::mt19937_64 rng(7);
+  checkQuantize<F32>(rng, 200000);
+  checkQuantize<F64>(rng, 200000);
+  checkQuantize<F16>(rng, 200000);
+  checkQuantize<BF16>(rng, 200000);
+  EXPECT_EQ(quantize<F32>(0x7f7fffffu, effExp<F32>(0x7f7fffffu)), 0x7fffff80u);  // FLT_MAX
+  EXPECT_EQ(quantize<F32>(1u, effExp<F32>(1u)), 1u << 7);                      // smallest subnormal alone
+}
+
+TEST(TopkMath, ChoosesEqualsThe128BitTest) {
+  std::mt19937_64 rng(11);
+  auto wide = [](const Decision& d, uint32_t u, uint64_t q) {
+    return (unsigned __int128)u * d.den < ((unsigned __int128)(d.a * q + d.b) << 32);
+  };
+  for (int t = 0; t < 1000000; ++t) {
+    // Decisions as makeDecision builds them: len <= 2^32, kb <= len, qmax < 2^31, Q <= len*qmax.
+    const uint64_t len = 1 + (t % 3 == 0 ? rng() % (uint64_t(1) << 32) : rng() % 4096);
+    const uint64_t kb = rng() % (len + 1);
+    const uint64_t qmax = (uint64_t(1) << 30) + rng() % (uint64_t(1) << 30);
+    const uint64_t Q = qmax + rng() % ((len - 1) * qmax + 1);
+    const Decision d = makeDecision(t % 5 == 0, kb, len, qmax, Q);
+    if (d.den == 0) continue;
+    const uint64_t q = t % 7 == 0 ? qmax : rng() % (qmax + 1);
+    uint32_t u = uint32_t(rng());
+    if (t % 3 == 1) {  // u at the boundary: floor/ceil of den-scaled p
+      const unsigned __int128 num = (unsigned __int128)(d.a * q + d.b) << 32;
+      const unsigned __int128 c = num / d.den;
+      u = uint32_t(std::min<unsigned __int128>(c + (t & 8 ? 1 : 0), 0xffffffffu));
+    }
+    ASSERT_EQ(chooses(d, u, uint32_t(q)), wide(d, u, q)) << "t=" << t;
+  }
 }

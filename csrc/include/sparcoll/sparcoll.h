@@ -71,6 +71,15 @@ typedef enum SC_ENUM_BASE {
   scFloat16 = 6, scFloat32 = 7, scFloat64 = 8, scBfloat16 = 9, scNumTypes = 10
 } scDataType_t;
 
+/* Index type of sparse (index, value) pairs (sparse.h) and of top-k selections
+ * (topk.h). uint32 addresses dim <= 2^32. The scTopkIndex* names are the same
+ * values under the top-k API's names (scTopkIndex_t is this type), so a top-k
+ * selection feeds scSparseAllReduce without a cast. */
+typedef enum SC_ENUM_BASE {
+  scIndexU32 = 0, scIndexU64 = 1, scNumIndexTypes = 2,
+  scTopkIndexU32 = scIndexU32, scTopkIndexU64 = scIndexU64, scTopkNumIndexTypes = scNumIndexTypes
+} scIndexType_t;
+
 /* scAvg = sum followed by division by the number of ranks (integer types
  * truncate toward zero, as integer division does). */
 typedef enum SC_ENUM_BASE { scSum = 0, scProd = 1, scMax = 2, scMin = 3, scAvg = 4, scNumOps = 5 } scRedOp_t;
@@ -96,8 +105,10 @@ typedef enum SC_ENUM_BASE { scTransportMpi = 0, scTransportNccl = 1, scTransport
 
 typedef struct {
   size_t size;               /* sizeof(scConfig_t): lets the struct grow compatibly */
-  scTransport_t transport;   /* for scCommInitMpi: mpi (host buffers) or nccl (device buffers) */
-  int device;                /* nccl: CUDA device, -1 = pick by node-local rank */
+  scTransport_t transport;   /* for scCommInitMpi: mpi (host buffers) or nccl (device buffers);
+                                ignored by scCommInitLocal and scCommInitRank */
+  int device;                /* nccl: CUDA device, -1 = the node-local rank's (scCommInitMpi)
+                                or the calling thread's current device (scCommInitRank) */
   double timeoutSeconds;     /* <= 0: env SPARCOLL_TIMEOUT, else 300 */
   scAlgo_t algo;             /* what scAlgoAuto resolves to; scAlgoAuto = cost model */
   size_t pipelineBytes;      /* ring slice size in bytes; 0 = default (1 MiB host, 4 MiB device) */
@@ -118,8 +129,37 @@ void scGetVersion(int* major, int* minor, int* patch);
 /* One communicator per MPI rank. mpiComm points to an MPI_Comm (NULL = MPI_COMM_WORLD);
  * MPI must be initialised. The communicator duplicates it. With cfg->transport ==
  * scTransportNccl the NCCL communicator is bootstrapped over it (rank 0 creates the
- * unique id and broadcasts it); the device is cfg->device or the node-local rank. */
+ * unique id and broadcasts it); the device is cfg->device or the node-local rank.
+ * Builds without MPI return scInvalidUsage (for nccl, use scCommInitRank below). */
 scResult_t scCommInitMpi(scComm_t* comm, const void* mpiComm, const scConfig_t* cfg);
+
+/* NCCL-style creation of an nccl-transport communicator, without MPI (the shape
+ * of ncclGetUniqueId + ncclCommInitRank). One process calls scGetUniqueId and
+ * hands the id to every rank by any means (a file, a socket, torch.distributed,
+ * MPI); each rank then calls scCommInitRank with the same id and nranks and its
+ * own rank. The process that made the id hosts NCCL's bootstrap and must take
+ * part (usually as rank 0) until every rank's init has returned.
+ *
+ * scUniqueId is opaque, 128 bytes (NCCL_UNIQUE_ID_BYTES), copied by value.
+ * scGetUniqueId needs no GPU. Builds without NCCL fail both calls with
+ * scInvalidUsage. */
+#define SC_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[SC_UNIQUE_ID_BYTES];
+} scUniqueId;
+
+scResult_t scGetUniqueId(scUniqueId* id);
+
+/* Collective over the nranks ranks: rank `rank` (in [0, nranks)) of a
+ * communicator on device buffers, on CUDA device cfg->device (-1 = the calling
+ * thread's current device, as NCCL does). cfg may be NULL (defaults);
+ * cfg->transport is ignored (always nccl). The NCCL init is nonblocking and
+ * bounded by the deadline (cfg->timeoutSeconds / SPARCOLL_TIMEOUT): if a rank
+ * never joins, the call returns scTimeout after aborting the half-made NCCL
+ * communicator. Bad arguments (NULL comm, nranks < 1, rank out of range, wrong
+ * cfg->size, an all-zero id) give scInvalidArgument; no usable GPU gives
+ * scCudaError; a failed NCCL init gives scNcclError. *comm is NULL on failure. */
+scResult_t scCommInitRank(scComm_t* comm, int nranks, scUniqueId id, int rank, const scConfig_t* cfg);
 
 /* nranks communicators for nranks threads of this process (comms[i] is rank i).
  * devices == NULL: host memory. Otherwise devices[i] is rank i's CUDA device;

@@ -3,6 +3,7 @@
 //   sparcoll::Comm comm = sparcoll::Comm::mpi();          // after MPI_Init
 //   comm.allReduce(x.data(), y.data(), x.size());         // dtype deduced, sum, auto
 //   auto group = sparcoll::Comm::local(4);                // 4 ranks as threads
+//   sparcoll::Comm::fromUniqueId(n, id, rank);            // nccl, id from Comm::uniqueId()
 //
 // Failures throw sparcoll::Error carrying the scResult_t and the detailed
 // message of scGetLastError(). Buffers follow the C API's rules.
@@ -78,6 +79,18 @@ class Comm {
   static Comm mpi(const void* mpiComm = nullptr, const Config& cfg = Config()) {
     scComm_t c = nullptr;
     check(scCommInitMpi(&c, mpiComm, cfg.get()));
+    return Comm(c);
+  }
+  // NCCL-style creation without MPI: one process makes uniqueId(), every rank
+  // gets it and calls fromUniqueId (cfg.device -1 = the current CUDA device).
+  static scUniqueId uniqueId() {
+    scUniqueId id;
+    check(scGetUniqueId(&id));
+    return id;
+  }
+  static Comm fromUniqueId(int nranks, const scUniqueId& id, int rank, const Config& cfg = Config()) {
+    scComm_t c = nullptr;
+    check(scCommInitRank(&c, nranks, id, rank, cfg.get()));
     return Comm(c);
   }
   // nranks communicators for nranks threads; devices empty = host memory.

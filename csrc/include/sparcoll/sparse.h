@@ -46,8 +46,7 @@
 extern "C" {
 #endif
 
-/* Index type of the (index, value) pairs. uint32 addresses dim <= 2^32. */
-typedef enum SC_ENUM_BASE { scIndexU32 = 0, scIndexU64 = 1, scNumIndexTypes = 2 } scIndexType_t;
+/* Index type of the (index, value) pairs: scIndexType_t, in sparcoll.h. */
 
 /* Algorithms (thesis section 3.3; Table 3.1 gives their alpha-beta costs).
  *  scSsarRecDbl          recursive doubling on sparse streams, sparse merge after each

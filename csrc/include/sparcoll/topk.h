@@ -3,8 +3,8 @@
  * AllReduce for Scalable Machine Learning", §2.4 TopK SGD with error correction,
  * §2.4.1 and §4.3.3 approximate top-k in expectation).
  *
- * Self-contained C header (needs only stddef.h/stdint.h and sparcoll.h's
- * scResult_t / scDataType_t, which it includes).
+ * Self-contained C header (needs only stddef.h/stdint.h, sparcoll.h's
+ * scResult_t / scDataType_t / scIndexType_t, which it includes).
  *
  * What a call does
  *   Given a vector v of n elements (a gradient, or gradient + residual with
@@ -42,7 +42,7 @@
  *   selection probability is evaluated in exact integer arithmetic (the bucket's
  *   magnitudes are quantized to 31-bit fixed point relative to its largest finite
  *   magnitude, read from the IEEE bit patterns; sums are integer sums, so their
- *   order does not matter; the test u < p_i is a 128-bit integer comparison).
+ *   order does not matter; the test u < p_i is an exact integer comparison).
  *   Hence a given (seed, step, input) selects bit-for-bit the same elements on
  *   the CPU and on the GPU, whatever the reduction order or FMA contraction.
  *   (Quantization means magnitudes below 2^-31 of the bucket's maximum count as
@@ -124,10 +124,11 @@ typedef enum SC_ENUM_BASE {
   scTopkNumOutputs = 2
 } scTopkOutput_t;
 
-/* Width of the output indices. The values equal scIndexU32 / scIndexU64 of
- * sparcoll/sparse.h: (scIndexType_t)cfg.indexType hands the stream to
- * scSparseAllReduce(indices, values, info.nnz, n, ...) unchanged. */
-typedef enum SC_ENUM_BASE { scTopkIndexU32 = 0, scTopkIndexU64 = 1, scTopkNumIndexTypes = 2 } scTopkIndex_t;
+/* Width of the output indices: the sparse allreduce's index type itself
+ * (scTopkIndexU32 == scIndexU32, scTopkIndexU64 == scIndexU64), so
+ * scSparseAllReduce(indices, values, info.nnz, n, cfg.indexType, ...) takes the
+ * selection unchanged. */
+typedef scIndexType_t scTopkIndex_t;
 
 typedef struct {
   size_t size;              /* sizeof(scTopkConfig_t); use SC_TOPK_CONFIG_INITIALIZER */

@@ -172,3 +172,34 @@ def test_state_validation(tcomm):
         TopkState(tcomm, method="best")
     with pytest.raises(TypeError):
         TopkState(object())
+
+
+def test_from_torch_nccl_id_travels_over_the_group(gloo):
+    """transport "nccl" needs no MPI bootstrap: the group's rank 0 makes the
+    unique id and broadcast_object_list hands it to the members (here over
+    gloo, in a subgroup whose rank 0 is not global rank 0). Without NCCL, or
+    without a GPU, every member fails the same clear way and none is left waiting."""
+    from helpers import gpu_count
+    from sparcoll.torch import _unique_id_of_group
+
+    dist = gloo
+    members = list(range(1, dist.get_world_size()))
+    pg = dist.new_group(members)  # every rank calls new_group
+    if not sc.features["nccl"]:
+        with pytest.raises(sc.InvalidUsageError, match="nccl transport"):
+            sc.Communicator.from_torch(transport="nccl")
+        return
+    size, rank, uid = _unique_id_of_group()
+    ids = [None] * size
+    dist.all_gather_object(ids, uid)
+    assert (size, rank) == (dist.get_world_size(), dist.get_rank())
+    assert len(uid) == 128 and len(set(ids)) == 1
+    if dist.get_rank() in members:
+        sub_size, sub_rank, sub_uid = _unique_id_of_group(pg)
+        sub_ids = [None] * sub_size
+        dist.all_gather_object(sub_ids, sub_uid, group=pg)
+        assert (sub_size, sub_rank) == (len(members), dist.get_rank(pg))
+        assert len(set(sub_ids)) == 1 and sub_uid != uid
+    if gpu_count() == 0:
+        with pytest.raises(sc.CudaError, match="CUDA device"):
+            sc.Communicator.from_torch(transport="nccl", timeout=30)
