@@ -7,6 +7,7 @@ from .errors import (CollectiveTimeoutError, CudaError, InternalError, InvalidAr
 
 __version__: str
 features: Dict[str, bool]
+build_info: Dict[str, Any]  # cuda, nccl, mpi: bool; cuda_version, nccl_version: Optional[str]
 
 Array = Any  # numpy.ndarray, torch.Tensor, cupy.ndarray, or any DLPack / __cuda_array_interface__ object
 
