@@ -14,6 +14,7 @@
 #include "common/harness.h"
 #include "dense/dense_data.h"
 #include "gpu/gpu_util.h"
+#include "gpu/nccl_grid.h"
 
 namespace {
 
@@ -61,30 +62,9 @@ void runFromId(int P, const std::vector<int>& devices, const std::function<void(
 // Every algorithm, dtype and op of allreduce (out of place and in place), then
 // reduce-scatter and allgather, on rank `rank` of P; results compared bit for bit.
 void denseGrid(scComm_t comm, int rank, int dev, int P) {
+  gputest::ncclAllReduceGrid(comm, rank, P, dev, 4099 * size_t(P), {scSum, scProd, scMax, scMin, scAvg});
   Stream s(dev);
-  const size_t cap = 4099 * size_t(P);
-  DevBuf send(cap * 8, dev), recv(cap * 8, dev);
-  for (scDataType_t dt : {scInt32, scInt64, scUint8, scFloat16, scFloat32, scFloat64, scBfloat16})
-    for (scRedOp_t op : {scSum, scProd, scMax, scMin, scAvg})
-      for (size_t n : {size_t(1), size_t(1000), cap}) {
-        const size_t esz = dtest::elemSize(dt);
-        const Bytes in = dtest::makeInput(dt, op, P, rank, 0, n);
-        const Bytes want = dtest::makeExpected(dt, op, P, 0, n);
-        for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoNative, scAlgoAuto})
-          for (bool inPlace : {false, true}) {
-            // NCCL's own integer avg rounding is NCCL's business (as in nccl_test.cpp).
-            const bool isFloat = dt == scFloat16 || dt == scFloat32 || dt == scFloat64 || dt == scBfloat16;
-            if (algo == scAlgoNative && op == scAvg && !isFloat && P > 1) continue;
-            SCOPED_TRACE(testing::Message() << dtest::algoStr(algo) << " " << dtest::typeStr(dt) << " "
-                                            << dtest::opStr(op) << " n=" << n << (inPlace ? " in-place" : ""));
-            gputest::poison(recv.get(), n * esz, s.get());
-            upload(send.get(), in.data(), in.size(), s.get());
-            char* out = inPlace ? send.get() : recv.get();
-            ASSERT_EQ(scAllReduce(send.get(), out, n, dt, op, algo, comm, s), scSuccess) << scGetLastError(comm);
-            const Bytes got = download(out, in.size(), s.get());
-            EXPECT_TRUE(got == want) << dtest::firstMismatch(got.data(), want.data(), n, esz);
-          }
-      }
+  DevBuf send(4099 * size_t(P) * 8, dev), recv(4099 * size_t(P) * 8, dev);
   const size_t n = 4099;
   const Bytes whole = dtest::makeExpected(scInt32, scSum, P, 0, n * P);
   for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoNative, scAlgoAuto}) {

@@ -12,6 +12,7 @@
 #include "common/harness.h"
 #include "dense/dense_data.h"
 #include "gpu/gpu_util.h"
+#include "gpu/nccl_grid.h"
 
 namespace {
 
@@ -20,10 +21,6 @@ using gputest::DevBuf;
 using gputest::download;
 using gputest::Stream;
 using gputest::upload;
-
-bool isFloat(scDataType_t dt) {
-  return dt == scFloat16 || dt == scFloat32 || dt == scFloat64 || dt == scBfloat16;
-}
 
 scConfig_t ncclConfig() {
   scConfig_t c = sctest::testConfig();
@@ -57,30 +54,8 @@ TEST(Nccl, InitAndQueries) {
 
 TEST(Nccl, AllReduceEveryAlgorithm) {
   ncclRun([](scComm_t comm, int rank) {
-    const int P = sctest::mpiWorldSize();
-    Stream s;
-    const size_t cap = (size_t(1) << 20) + 3;
-    DevBuf send(cap * 8), recv(cap * 8);
-    for (scDataType_t dt : {scInt32, scInt64, scFloat16, scFloat32, scFloat64, scBfloat16, scUint8})
-      for (scRedOp_t op : {scSum, scMax, scMin, scAvg})
-        for (size_t n : {size_t(1), size_t(1000), cap}) {
-          const size_t esz = dtest::elemSize(dt);
-          const Bytes in = dtest::makeInput(dt, op, P, rank, 0, n);
-          const Bytes want = dtest::makeExpected(dt, op, P, 0, n);
-          for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoNative, scAlgoAuto})
-            for (bool inPlace : {false, true}) {
-              // NCCL's own integer avg rounding is NCCL's business; ours is tested on the schedules.
-              if (algo == scAlgoNative && op == scAvg && !isFloat(dt) && P > 1) continue;
-              SCOPED_TRACE(testing::Message() << dtest::algoStr(algo) << " " << dtest::typeStr(dt) << " "
-                                              << dtest::opStr(op) << " n=" << n << (inPlace ? " in-place" : ""));
-              gputest::poison(recv.get(), n * esz, s.get());
-              upload(send.get(), in.data(), in.size(), s.get());
-              char* out = inPlace ? send.get() : recv.get();
-              ASSERT_EQ(scAllReduce(send.get(), out, n, dt, op, algo, comm, s), scSuccess) << scGetLastError(comm);
-              const Bytes got = download(out, in.size(), s.get());
-              EXPECT_TRUE(got == want) << dtest::firstMismatch(got.data(), want.data(), n, esz);
-            }
-        }
+    gputest::ncclAllReduceGrid(comm, rank, sctest::mpiWorldSize(), 0, (size_t(1) << 20) + 3,
+                               {scSum, scMax, scMin, scAvg});
   });
 }
 

@@ -1,0 +1,46 @@
+// The allreduce grid both nccl-transport suites run (over MPI: nccl_test.cpp;
+// from a unique id: nccl_id_test.cpp): every dtype x op x count x algorithm,
+// out of place and in place, on device memory, exact against dense_data's
+// expected result, bit for bit.
+#pragma once
+
+#include <vector>
+
+#include "dense/dense_data.h"
+#include "gpu/gpu_util.h"
+
+namespace gputest {
+
+inline bool isFloat(scDataType_t dt) {
+  return dt == scFloat16 || dt == scFloat32 || dt == scFloat64 || dt == scBfloat16;
+}
+
+// Rank `rank` of P on `device`, counts {1, 1000, cap}.
+inline void ncclAllReduceGrid(scComm_t comm, int rank, int P, int device, size_t cap,
+                              const std::vector<scRedOp_t>& ops) {
+  using dtest::Bytes;
+  Stream s(device);
+  DevBuf send(cap * 8, device), recv(cap * 8, device);
+  for (scDataType_t dt : {scInt32, scInt64, scUint8, scFloat16, scFloat32, scFloat64, scBfloat16})
+    for (scRedOp_t op : ops)
+      for (size_t n : {size_t(1), size_t(1000), cap}) {
+        const size_t esz = dtest::elemSize(dt);
+        const Bytes in = dtest::makeInput(dt, op, P, rank, 0, n);
+        const Bytes want = dtest::makeExpected(dt, op, P, 0, n);
+        for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoNative, scAlgoAuto})
+          for (bool inPlace : {false, true}) {
+            // NCCL's own integer avg rounding is NCCL's business; ours is tested on the schedules.
+            if (algo == scAlgoNative && op == scAvg && !isFloat(dt) && P > 1) continue;
+            SCOPED_TRACE(testing::Message() << dtest::algoStr(algo) << " " << dtest::typeStr(dt) << " "
+                                            << dtest::opStr(op) << " n=" << n << (inPlace ? " in-place" : ""));
+            poison(recv.get(), n * esz, s.get());
+            upload(send.get(), in.data(), in.size(), s.get());
+            char* out = inPlace ? send.get() : recv.get();
+            ASSERT_EQ(scAllReduce(send.get(), out, n, dt, op, algo, comm, s), scSuccess) << scGetLastError(comm);
+            const Bytes got = download(out, in.size(), s.get());
+            EXPECT_TRUE(got == want) << dtest::firstMismatch(got.data(), want.data(), n, esz);
+          }
+      }
+}
+
+}  // namespace gputest
