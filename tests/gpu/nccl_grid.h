@@ -4,6 +4,7 @@
 // expected result, bit for bit.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "dense/dense_data.h"
@@ -41,6 +42,36 @@ inline void ncclAllReduceGrid(scComm_t comm, int rank, int P, int device, size_t
             EXPECT_TRUE(got == want) << dtest::firstMismatch(got.data(), want.data(), n, esz);
           }
       }
+}
+
+// Reduce-scatter and allgather of n elements per rank of `dt` (sum), every
+// algorithm that implements them, exact.
+inline void ncclScatterGather(scComm_t comm, int rank, int P, int device, scDataType_t dt, size_t n = 4099) {
+  using dtest::Bytes;
+  const size_t esz = dtest::elemSize(dt);
+  Stream s(device);
+  DevBuf send(n * P * esz, device), recv(n * P * esz, device);
+  const Bytes whole = dtest::makeExpected(dt, scSum, P, 0, n * P);
+  for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoNative, scAlgoAuto}) {
+    SCOPED_TRACE(testing::Message() << "reduce-scatter " << dtest::algoStr(algo));
+    const Bytes in = dtest::makeInput(dt, scSum, P, rank, 0, n * P);
+    upload(send.get(), in.data(), in.size(), s.get());
+    ASSERT_EQ(scReduceScatter(send.get(), recv.get(), n, dt, scSum, algo, comm, s), scSuccess) << scGetLastError(comm);
+    const Bytes got = download(recv.get(), n * esz, s.get());
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), whole.begin() + rank * n * esz));
+  }
+  for (scAlgo_t algo : {scAlgoRing, scAlgoRecDbl, scAlgoNative, scAlgoAuto}) {
+    SCOPED_TRACE(testing::Message() << "allgather " << dtest::algoStr(algo));
+    Bytes want;
+    for (int q = 0; q < P; ++q) {
+      const Bytes b = dtest::makePayload(q, n * esz, 7);
+      want.insert(want.end(), b.begin(), b.end());
+    }
+    upload(send.get(), want.data() + rank * n * esz, n * esz, s.get());
+    ASSERT_EQ(scAllGather(send.get(), recv.get(), n, dt, algo, comm, s), scSuccess) << scGetLastError(comm);
+    EXPECT_TRUE(download(recv.get(), want.size(), s.get()) == want);
+  }
+  EXPECT_EQ(scBarrier(comm, s), scSuccess) << scGetLastError(comm);
 }
 
 }  // namespace gputest

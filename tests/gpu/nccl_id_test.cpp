@@ -63,31 +63,7 @@ void runFromId(int P, const std::vector<int>& devices, const std::function<void(
 // reduce-scatter and allgather, on rank `rank` of P; results compared bit for bit.
 void denseGrid(scComm_t comm, int rank, int dev, int P) {
   gputest::ncclAllReduceGrid(comm, rank, P, dev, 4099 * size_t(P), {scSum, scProd, scMax, scMin, scAvg});
-  Stream s(dev);
-  DevBuf send(4099 * size_t(P) * 8, dev), recv(4099 * size_t(P) * 8, dev);
-  const size_t n = 4099;
-  const Bytes whole = dtest::makeExpected(scInt32, scSum, P, 0, n * P);
-  for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoNative, scAlgoAuto}) {
-    SCOPED_TRACE(std::string("reduce-scatter ") + dtest::algoStr(algo));
-    const Bytes in = dtest::makeInput(scInt32, scSum, P, rank, 0, n * P);
-    upload(send.get(), in.data(), in.size(), s.get());
-    ASSERT_EQ(scReduceScatter(send.get(), recv.get(), n, scInt32, scSum, algo, comm, s), scSuccess)
-        << scGetLastError(comm);
-    const Bytes got = download(recv.get(), n * 4, s.get());
-    EXPECT_TRUE(std::equal(got.begin(), got.end(), whole.begin() + rank * n * 4));
-  }
-  for (scAlgo_t algo : {scAlgoRing, scAlgoRecDbl, scAlgoNative, scAlgoAuto}) {
-    SCOPED_TRACE(std::string("allgather ") + dtest::algoStr(algo));
-    Bytes want;
-    for (int q = 0; q < P; ++q) {
-      const Bytes b = dtest::makePayload(q, n * 4, 11);
-      want.insert(want.end(), b.begin(), b.end());
-    }
-    upload(send.get(), want.data() + rank * n * 4, n * 4, s.get());
-    ASSERT_EQ(scAllGather(send.get(), recv.get(), n, scInt32, algo, comm, s), scSuccess) << scGetLastError(comm);
-    EXPECT_TRUE(download(recv.get(), want.size(), s.get()) == want);
-  }
-  EXPECT_EQ(scBarrier(comm, s), scSuccess) << scGetLastError(comm);
+  gputest::ncclScatterGather(comm, rank, P, dev, scInt32);
 }
 
 TEST(NcclId, OneRankOnCurrentDevice) {

@@ -61,31 +61,7 @@ TEST(Nccl, AllReduceEveryAlgorithm) {
 
 TEST(Nccl, ReduceScatterAndAllGather) {
   ncclRun([](scComm_t comm, int rank) {
-    const int P = sctest::mpiWorldSize();
-    Stream s;
-    const size_t n = 4099;
-    DevBuf send(n * P * 4), recv(n * P * 4);
-    const Bytes whole = dtest::makeExpected(scFloat32, scSum, P, 0, n * P);
-    for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoNative}) {
-      SCOPED_TRACE(dtest::algoStr(algo));
-      const Bytes in = dtest::makeInput(scFloat32, scSum, P, rank, 0, n * P);
-      upload(send.get(), in.data(), in.size(), s.get());
-      ASSERT_EQ(scReduceScatter(send.get(), recv.get(), n, scFloat32, scSum, algo, comm, s), scSuccess)
-          << scGetLastError(comm);
-      const Bytes got = download(recv.get(), n * 4, s.get());
-      EXPECT_TRUE(std::equal(got.begin(), got.end(), whole.begin() + rank * n * 4));
-    }
-    for (scAlgo_t algo : {scAlgoRing, scAlgoRecDbl, scAlgoNative}) {
-      SCOPED_TRACE(dtest::algoStr(algo));
-      Bytes want;
-      for (int q = 0; q < P; ++q) {
-        const Bytes b = dtest::makePayload(q, n * 4, 7);
-        want.insert(want.end(), b.begin(), b.end());
-      }
-      upload(send.get(), want.data() + rank * n * 4, n * 4, s.get());
-      ASSERT_EQ(scAllGather(send.get(), recv.get(), n, scFloat32, algo, comm, s), scSuccess) << scGetLastError(comm);
-      EXPECT_TRUE(download(recv.get(), want.size(), s.get()) == want);
-    }
+    gputest::ncclScatterGather(comm, rank, sctest::mpiWorldSize(), 0, scFloat32);
   });
 }
 
