@@ -77,6 +77,14 @@ long long rankBody(Group& g, RankState& rs, const SweepContext& ctx) {
   return runRank(g, rs, ctx);
 }
 
+// Rank rs works on CUDA device dev with a stream of its own.
+void useDevice(RankState& rs, int dev) {
+  rs.device = true;
+  rs.cudaDevice = dev;
+  setDevice(dev);
+  rs.stream = createStream();
+}
+
 scConfig_t configFor(const Options& o) {
   scConfig_t cfg = SC_CONFIG_INITIALIZER;
   cfg.transport = o.transport;
@@ -112,10 +120,7 @@ long long runMpi(const Options& o, SweepContext& ctx, int* argc, char*** argv) {
       MPI_Comm_free(&node);
       const int ndev = deviceCount();
       if (ndev == 0) fatal("rank " + std::to_string(rs.rank) + ": the nccl transport needs a GPU; none is visible");
-      rs.device = true;
-      rs.cudaDevice = localRank % ndev;
-      setDevice(rs.cudaDevice);
-      rs.stream = createStream();
+      useDevice(rs, localRank % ndev);
       cfg.device = rs.cudaDevice;
     }
     ctx.info.nranks = rs.nranks;
@@ -160,10 +165,7 @@ long long runNcclSingle(const Options& o, SweepContext& ctx) {
   RankState rs;
   rs.rank = 0;
   rs.nranks = 1;
-  rs.device = true;
-  rs.cudaDevice = 0;
-  setDevice(rs.cudaDevice);
-  rs.stream = createStream();
+  useDevice(rs, 0);
   ctx.info.nranks = 1;
   ctx.info.device = true;
   scConfig_t cfg = configFor(o);
@@ -212,12 +214,7 @@ long long runLocal(const Options& o, SweepContext& ctx) {
         rs.rank = rank;
         rs.nranks = P;
         rs.comm = comms[rank];
-        if (o.deviceBuffers) {
-          rs.device = true;
-          rs.cudaDevice = devices[rank];
-          setDevice(rs.cudaDevice);
-          rs.stream = createStream();
-        }
+        if (o.deviceBuffers) useDevice(rs, devices[rank]);
         failed[rank] = rankBody(g, rs, ctx);
         destroyStream(rs.stream);
       } catch (const UsageError& e) {

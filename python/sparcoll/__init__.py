@@ -43,7 +43,7 @@ def _preload_torch():
     """
     if "torch" in _sys.modules or _os.environ.get("SPARCOLL_PRELOAD_TORCH", "") == "0":
         return
-    if _build_info is not None and not (_build_info.cuda or _build_info.nccl):
+    if _build_info is not None and not _build_info.cuda:  # NCCL needs CUDA: a CPU build links neither
         return
     try:
         if _importlib_util.find_spec("torch") is None:
