@@ -247,7 +247,10 @@ struct RankOut {
 
 void fail(scComm_t comm, scResult_t r, const char* what) {
   std::fprintf(stderr, "%s failed: %s: %s\n", what, scGetErrorString(r), scGetLastError(comm));
-  std::exit(2);
+  // _Exit: other ranks may be threads still inside the library, so no static
+  // destructors may run under them.
+  std::fflush(nullptr);
+  std::_Exit(2);
 }
 
 void runRank(scbench::Group& g, scComm_t comm, void* stream, bool device, const Args& A, RankOut& out) {

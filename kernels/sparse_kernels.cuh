@@ -95,6 +95,30 @@ __global__ void scatterKernel(const I* idx, const T* val, uint64_t n, uint64_t l
   }
 }
 
+// Run heads of sorted keys: position i starts a run when it differs from i - 1.
+template <typename I>
+struct RunHead {
+  const I* keys;
+  __device__ __forceinline__ bool operator()(uint64_t i) const { return i == 0 || keys[i] != keys[i - 1]; }
+};
+
+// One thread per run of equal keys: the run's values summed left to right, in
+// input order (the stable sort kept it), as the CPU reference does -- a tree
+// (CUB's ReduceByKey) rounds float16/bfloat16/float differently. Runs are
+// mostly short; the number of runs is on the device (*runs).
+template <typename I, typename T>
+__global__ void foldRunsKernel(const I* keys, const T* vals, const uint64_t* starts, const uint64_t* runs, uint64_t n,
+                               I* outKeys, T* outVals) {
+  const uint64_t m = *runs, stride = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < m; r += stride) {
+    const uint64_t b = starts[r], e = r + 1 < m ? starts[r + 1] : n;
+    T acc = vals[b];
+    for (uint64_t i = b + 1; i < e; ++i) acc = Sum<T>()(acc, vals[i]);
+    outKeys[r] = keys[b];
+    outVals[r] = acc;
+  }
+}
+
 // A small host array passed by value (kernel parameter) and written in stream order.
 struct Chunk {
   unsigned char b[256];

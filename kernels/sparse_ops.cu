@@ -1,7 +1,8 @@
 // CUDA implementation of the sparse stream operations (csrc/sparse/ops.h), all
 // enqueued on the communicator's stream and built from CUB primitives:
 //   merge-sum      DeviceMerge::MergePairs + DeviceReduce::ReduceByKey
-//   sort+coalesce  DeviceRadixSort::SortPairs (stable) + DeviceReduce::ReduceByKey
+//   sort+coalesce  DeviceRadixSort::SortPairs (stable) + DeviceSelect::If (run heads) +
+//                  one in-order fold per run (sums round as the CPU's left-to-right sum)
 //   split          DeviceHistogram::HistogramRange (counting) + DeviceScan::ExclusiveSum
 //   sparsify       DeviceSelect::If (indices, then values with the same predicate)
 //   validate       DeviceReduce::Reduce (min of the first failed check)
@@ -111,7 +112,7 @@ class CudaOps final : public SparseOps {
                                                  tv, int64_t(n), 0, int(8 * isz), stream_);
         }, "cub::DeviceRadixSort::SortPairs");
       });
-      reduceByKey(tk, scratch(2, n * vsz), n, oi, ov, cnt);
+      foldRuns(tk, scratch(2, n * vsz), n, oi, ov, cnt);
     });
   }
 
@@ -239,6 +240,24 @@ class CudaOps final : public SparseOps {
         return cub::DeviceReduce::ReduceByKey(t, b, keys, static_cast<I*>(oi), static_cast<const T*>(vals),
                                               static_cast<T*>(ov), cnt, dev::Sum<T>{}, int64_t(n), stream_);
       }, "cub::DeviceReduce::ReduceByKey");
+    });
+  }
+
+  // Sorted keys with runs of any length -> unique keys and each run's values
+  // summed in order: run heads selected with CUB, then one sequential fold per run.
+  template <typename I>
+  void foldRuns(const I* keys, const void* vals, size_t n, void* oi, void* ov, uint64_t* cnt) {
+    auto* starts = reinterpret_cast<uint64_t*>(scratch(3, n * 8));
+    cub([&](void* t, size_t& b) {
+      return cub::DeviceSelect::If(t, b, counting_iterator<uint64_t>(0), starts, cnt, int64_t(n), dev::RunHead<I>{keys},
+                                   stream_);
+    }, "cub::DeviceSelect::If (run heads)");
+    dispatchSum(vt, [&](auto vtag) {
+      using T = decltype(vtag);
+      dev::foldRunsKernel<<<blocksFor(n), kThreads, 0, stream_>>>(keys, static_cast<const T*>(vals), starts, cnt,
+                                                                   uint64_t(n), static_cast<I*>(oi),
+                                                                   static_cast<T*>(ov));
+      SC_CUDA_CHECK(cudaGetLastError());
     });
   }
 

@@ -2,6 +2,10 @@
 
 #include <vector>
 
+#ifdef SPARCOLL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 namespace sptest {
 
 const scSparseAlgo_t kAllAlgos[6] = {scSparseAuto,         scSsarRecDbl,      scSsarSplitAllGather,
@@ -21,10 +25,27 @@ std::string describe(const Call& c) {
 }
 
 bool sameOnAllRanks(scComm_t comm, uint64_t value) {
-  int P = 0;
+  int P = 0, onDevice = 0;
   scCommSize(comm, &P);
+  scCommIsDevice(comm, &onDevice);
   std::vector<uint64_t> all(P, 0);
-  const scResult_t rc = scAllGather(&value, all.data(), 1, scUint64, scAlgoRing, comm, nullptr);
+  scResult_t rc;
+  if (!onDevice) {
+    rc = scAllGather(&value, all.data(), 1, scUint64, scAlgoRing, comm, nullptr);
+  } else {
+#ifdef SPARCOLL_HAVE_CUDA
+    // A device communicator takes device buffers: stage the digests.
+    uint64_t* d = nullptr;
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), (P + 1) * sizeof(uint64_t)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d, &value, sizeof value, cudaMemcpyHostToDevice), cudaSuccess);
+    rc = scAllGather(d, d + 1, 1, scUint64, scAlgoRing, comm, nullptr);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(all.data(), d + 1, P * sizeof(uint64_t), cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree(d);
+#else
+    rc = scInvalidUsage;
+#endif
+  }
   EXPECT_EQ(rc, scSuccess) << scGetLastError(comm);
   for (uint64_t v : all)
     if (v != value) return false;

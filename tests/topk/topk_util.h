@@ -120,6 +120,25 @@ inline Sel readBack(const void* idx, const void* val, size_t nnz, scTopkIndex_t 
   return s;
 }
 
+// Value bits with every NaN replaced by one pattern: where values are computed
+// (error feedback adds the residual), a NaN's payload is the arithmetic's own
+// (x86 propagates an operand's payload, the GPU returns its canonical NaN), as
+// the top-k header says; everything else must match bit for bit.
+inline uint64_t nanCanonical(uint64_t bits, scDataType_t dt) {
+  switch (dt) {
+    case scFloat16: return (bits & 0x7fffu) > 0x7c00u ? 0x7e00u : bits;
+    case scBfloat16: return (bits & 0x7fffu) > 0x7f80u ? 0x7fc0u : bits;
+    case scFloat32: return (bits & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : bits;
+    case scFloat64:
+      return (bits & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? 0x7ff8000000000000ull : bits;
+    default: return bits;
+  }
+}
+inline std::vector<uint64_t> nanCanonical(std::vector<uint64_t> bits, scDataType_t dt) {
+  for (auto& b : bits) b = nanCanonical(b, dt);
+  return bits;
+}
+
 // scTopkSelect on host buffers; capacity 0 = scTopkMaxOutput.
 inline Sel select(const Buf& v, const scTopkConfig_t& cfg, size_t capacity = 0) {
   if (capacity == 0) EXPECT_EQ(scTopkMaxOutput(v.size(), &cfg, &capacity), scSuccess) << scGetLastError(nullptr);
