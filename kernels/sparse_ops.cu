@@ -77,12 +77,11 @@ class CudaOps final : public SparseOps {
       : SparseOps(it, vt), env_(env), stream_(static_cast<cudaStream_t>(env.stream)) {
     SC_ARG(env.device >= 0, "CUDA sparse operations need a device, got ", env.device);
     SC_REQUIRE(bool(env.scratch), scInternalError, "CUDA sparse operations need scratch memory");
-    setDevice();
   }
   bool onDevice() const override { return true; }
 
   void validate(const void* idx, size_t n, uint64_t dim, bool rangeOnly, uint64_t* err) override {
-    setDevice();
+    const DeviceScope on(env_.device);  // the caller's device is restored on return
     if (n == 0) {
       const uint64_t ok = kNoError;
       fromHost(err, &ok, 8);
@@ -99,7 +98,7 @@ class CudaOps final : public SparseOps {
   }
 
   void sortCoalesce(const void* idx, const void* val, size_t n, void* oi, void* ov, uint64_t* cnt) override {
-    setDevice();
+    const DeviceScope on(env_.device);  // the caller's device is restored on return
     if (n == 0) return writeCount(cnt, 0);
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);
@@ -118,7 +117,7 @@ class CudaOps final : public SparseOps {
 
   void mergeSum(const void* ai, const void* av, size_t na, const void* bi, const void* bv, size_t nb, void* oi,
                 void* ov, uint64_t* cnt) override {
-    setDevice();
+    const DeviceScope on(env_.device);  // the caller's device is restored on return
     const size_t n = na + nb;
     if (n == 0) return writeCount(cnt, 0);
     dispatchIdx(it, [&](auto itag) {
@@ -143,13 +142,13 @@ class CudaOps final : public SparseOps {
   }
 
   void densify(const void* idx, const void* val, size_t n, uint64_t lo, size_t len, void* dense) override {
-    setDevice();
+    const DeviceScope on(env_.device);  // the caller's device is restored on return
     if (len) SC_CUDA_CHECK(cudaMemsetAsync(dense, 0, len * vsz, stream_));
     scatter<false>(idx, val, n, lo, dense);
   }
 
   void split(const void* idx, size_t n, const uint64_t* bounds, int parts, uint64_t* counts, uint64_t* offs) override {
-    setDevice();
+    const DeviceScope on(env_.device);  // the caller's device is restored on return
     SC_CUDA_CHECK(cudaMemsetAsync(counts, 0, size_t(parts + 1) * 8, stream_));
     if (n > 0) {
       // The bounds go to the device in stream order (kernel parameters, no host wait).
@@ -170,7 +169,7 @@ class CudaOps final : public SparseOps {
   }
 
   void sparsify(const void* dense, size_t len, uint64_t lo, void* oi, void* ov, uint64_t* cnt) override {
-    setDevice();
+    const DeviceScope on(env_.device);  // the caller's device is restored on return
     if (len == 0) return writeCount(cnt, 0);
     uint64_t* again = static_cast<uint64_t*>(scratch(3, 8));
     dispatchIdx(it, [&](auto itag) {
@@ -191,7 +190,7 @@ class CudaOps final : public SparseOps {
   }
 
   void toHost(void* dst, const void* src, size_t bytes) override {
-    setDevice();
+    const DeviceScope on(env_.device);  // the caller's device is restored on return
     // Wait for the stream, polling so the deadline holds (a peer that never sends
     // would otherwise block here forever), then copy: the copy itself is quick.
     for (int i = 0;; ++i) {
@@ -208,7 +207,7 @@ class CudaOps final : public SparseOps {
   }
 
   void fromHost(void* dst, const void* src, size_t bytes) override {
-    setDevice();
+    const DeviceScope on(env_.device);  // the caller's device is restored on return
     for (size_t off = 0; off < bytes; off += sizeof(dev::Chunk)) {
       dev::Chunk c;
       const unsigned n = unsigned(std::min(bytes - off, sizeof c.b));
@@ -219,7 +218,6 @@ class CudaOps final : public SparseOps {
   }
 
  private:
-  void setDevice() { SC_CUDA_CHECK(cudaSetDevice(env_.device)); }
   void* scratch(int slot, size_t bytes) { return env_.scratch(slot, std::max<size_t>(bytes, 1)); }
   void writeCount(uint64_t* cnt, uint64_t v) { fromHost(cnt, &v, 8); }
 
@@ -263,7 +261,7 @@ class CudaOps final : public SparseOps {
 
   template <bool Add>
   void scatter(const void* idx, const void* val, size_t n, uint64_t lo, void* dense) {
-    setDevice();
+    const DeviceScope on(env_.device);  // the caller's device is restored on return
     if (n == 0) return;
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);

@@ -62,7 +62,7 @@ class Ctx {
   void copy(void* dst, const void* src, size_t n) {
     if (n && dst != src) comm.backend->copy(dst, src, n * esz, stream);
   }
-  char* scratch(int slot, size_t elems) { return comm.scratch(slot, std::max<size_t>(elems * esz, 1)); }
+  char* scratch(int slot, size_t elems) { return comm.scratch(slot, std::max<size_t>(elems * esz, 1), stream); }
   // Elements per pipeline slice (ring schedules).
   size_t sliceElems() const { return std::max<size_t>(1, comm.pipelineBytes() / esz); }
 };

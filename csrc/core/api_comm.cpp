@@ -113,6 +113,13 @@ extern "C" scResult_t scCommIsDevice(scComm_t comm, int* isDevice) {
   });
 }
 
+extern "C" scResult_t scCommDevice(scComm_t comm, int* device) {
+  return scGuard(comm, [&] {
+    SC_ARG(comm && device, "NULL argument");
+    *device = comm->device() ? comm->cfg.device : -1;
+  });
+}
+
 extern "C" scResult_t scCommGetStats(scComm_t comm, scStats_t* stats) {
   return scGuard(comm, [&] {
     SC_ARG(comm && stats, "NULL argument");

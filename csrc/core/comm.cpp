@@ -68,16 +68,28 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
 }  // namespace sc
 
 scComm::~scComm() {
+  // The transport first: an NCCL communicator's finalize (bounded) flushes work
+  // that may still read or write scratch memory.
+  transport.reset();
   for (auto& s : scratch_) backend->release(s.first);
 }
 
-char* scComm::scratch(int slot, size_t bytes) {
+char* scComm::scratch(int slot, size_t bytes, void* stream) {
   if (scratch_.size() <= size_t(slot)) scratch_.resize(slot + 1, {nullptr, 0});
   auto& s = scratch_[slot];
   if (s.second < bytes) {
     if (s.first) {
-      // The previous buffer may still be in use by queued device work.
-      backend->sync(nullptr, deadline());
+      // The old buffer may still be in use by work queued on this call's stream
+      // (any kind, torch's non-blocking side streams included) or by earlier
+      // calls on blocking streams (what the legacy stream orders after): wait
+      // for both, bounded by the deadline, since that work may wait on a peer
+      // that never sends. The release's own implicit synchronisation then finds
+      // nothing of this communicator pending. (Earlier calls on other
+      // non-blocking streams would race on scratch anyway: a communicator's
+      // calls on different streams must be ordered by the caller, as in NCCL.)
+      const sc::Deadline dl = deadline();
+      backend->sync(stream, dl);
+      if (stream) backend->sync(nullptr, dl);
       backend->release(s.first);
       s = {nullptr, 0};
     }

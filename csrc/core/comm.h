@@ -52,8 +52,9 @@ struct scComm {
   size_t pipelineBytes() const {
     return cfg.pipelineBytes ? cfg.pipelineBytes : (device() ? (4u << 20) : (1u << 20));
   }
-  // Grow-only scratch buffer number `slot` (kept between calls).
-  char* scratch(int slot, size_t bytes);
+  // Grow-only scratch buffer number `slot` (kept between calls), for work
+  // enqueued on `stream` (the call's stream; NULL on host communicators).
+  char* scratch(int slot, size_t bytes, void* stream);
 
  private:
   std::vector<std::pair<void*, size_t>> scratch_;

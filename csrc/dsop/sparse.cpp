@@ -30,6 +30,10 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
   be.copy(cnt + 2 * r, mine, sizeof mine, stream);
   allGatherVectors(u, cnt, 2);
   std::vector<uint64_t> counts(2 * P);
+  // Wait (bounded) before the copy: a device-to-host copy into pageable memory
+  // blocks the host until the stream's earlier work is done, without a
+  // deadline, and that work waits on the peers.
+  be.sync(stream, u.dl);
   be.copy(counts.data(), cnt, 2 * P * sizeof(uint64_t), stream);
   be.sync(stream, u.dl);
   std::vector<size_t> aOff(P + 1, 0), bOff(P + 1, 0);

@@ -45,7 +45,7 @@ bool indicesValid(scComm& comm, const uint64_t* idx, size_t nnz, uint64_t limit,
     return true;
   }
 #ifdef SPARCOLL_HAVE_CUDA
-  auto* flag = reinterpret_cast<unsigned*>(comm.scratch(kSlotTemp, sizeof(unsigned)));
+  auto* flag = reinterpret_cast<unsigned*>(comm.scratch(kSlotTemp, sizeof(unsigned), stream));
   deviceCheckIndices(idx, nnz, limit, flag, stream);
   unsigned bad = 1;
   readBack(comm, &bad, flag, sizeof bad, stream);
@@ -65,7 +65,7 @@ size_t sortUnique(scComm& comm, const uint64_t* keys, size_t count, uint64_t* ou
   }
 #ifdef SPARCOLL_HAVE_CUDA
   const size_t bytes = deviceSortUniqueTempBytes(count);
-  char* temp = comm.scratch(kSlotTemp, bytes);
+  char* temp = comm.scratch(kSlotTemp, bytes, stream);
   const uint64_t* dCount = deviceSortUnique(keys, count, out, temp, bytes, stream);
   uint64_t k = 0;
   readBack(comm, &k, dCount, sizeof k, stream);

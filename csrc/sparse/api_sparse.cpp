@@ -16,7 +16,7 @@ std::unique_ptr<SparseOps> makeOps(scComm& comm, scIndexType_t it, scDataType_t 
   env.stream = stream;
   env.device = comm.device() ? comm.cfg.device : -1;
   env.dl = dl;
-  env.scratch = [&comm](int slot, size_t bytes) { return comm.scratch(kSlotOps + slot, bytes); };
+  env.scratch = [&comm, stream](int slot, size_t bytes) { return comm.scratch(kSlotOps + slot, bytes, stream); };
   return comm.device() ? makeCudaOps(it, vt, env) : makeCpuOps(it, vt, env);
 }
 
@@ -76,7 +76,7 @@ void sparseAllReduce(scComm* comm, CallArgs a, const scSparseOptions_t* opts) {
   std::unique_ptr<SparseOps> ops = makeOps(*comm, it, vt, stream, c.dl);
   const SwitchRule rule{indexSize(it), dtypeSize(vt), localError ? 0.0 : a.opt.switchDensity};
   auto out = [&]() -> void* {
-    return a.wantSparse ? comm->scratch(kSlotOut, std::max<size_t>(a.dim * dtypeSize(vt), 1)) : a.denseOut;
+    return a.wantSparse ? comm->scratch(kSlotOut, std::max<size_t>(a.dim * dtypeSize(vt), 1), stream) : a.denseOut;
   };
   SpCtx s(c, *ops, rule, a.dim, out);
   const Prepared p = headerRound(s, a, localError);

@@ -12,14 +12,14 @@ SpCtx::SpCtx(Ctx& c, SparseOps& ops, const SwitchRule& rule, uint64_t dim, std::
   // Room for the split's counts, offsets and received counts (3P + 2) and the
   // allgathered metas (P + 1); allocated once so a pending count survives.
   metaWords_ = 4 * size_t(size) + 8;
-  meta_ = reinterpret_cast<uint64_t*>(c.comm.scratch(kSlotMeta, metaWords_ * 8));
+  meta_ = reinterpret_cast<uint64_t*>(c.comm.scratch(kSlotMeta, metaWords_ * 8, c.stream));
 }
 
 SpCtx::Arrays SpCtx::buffer(int home, uint64_t idxN, uint64_t valN) {
   SC_REQUIRE(home >= 0 && home < kOut, scInternalError, "no scratch buffer for home ", home);
   auto bytes = [](uint64_t n, size_t sz) { return std::max<size_t>(size_t(n) * sz, 1); };
-  return {c.comm.scratch(kSlotBase + 2 * home, bytes(idxN, isz)),
-          c.comm.scratch(kSlotBase + 2 * home + 1, bytes(valN, vsz))};
+  return {c.comm.scratch(kSlotBase + 2 * home, bytes(idxN, isz), c.stream),
+          c.comm.scratch(kSlotBase + 2 * home + 1, bytes(valN, vsz), c.stream)};
 }
 
 int SpCtx::pick(std::initializer_list<int> busy) const {

@@ -159,6 +159,11 @@ class Communicator:
         return self._h.is_device
 
     @property
+    def device(self) -> int:
+        """The CUDA device of a device communicator (put its arrays there), -1 for a host one."""
+        return self._h.device
+
+    @property
     def closed(self) -> bool:
         return self._h.closed
 

@@ -108,6 +108,11 @@ void bindCore(py::module_& m) {
         check(scCommIsDevice(c.get(), &d), c.get());
         return d != 0;
       })
+      .def_property_readonly("device", [](Comm& c) {
+        int d = -1;
+        check(scCommDevice(c.get(), &d), c.get());
+        return d;
+      })
       .def_property_readonly("closed", &Comm::closed)
       .def("close", &Comm::close)
       .def("last_error", [](Comm& c) { return std::string(scGetLastError(c.get())); })

@@ -157,11 +157,11 @@ def test_stats_ring_traffic(P):
 def test_barrier_and_queries():
     def body(c):
         c.barrier()
-        return c.rank, c.size, c.is_device, c.transport, repr(c)
+        return c.rank, c.size, c.is_device, c.transport, repr(c), c.device
 
     outs = run_ranks(3, body)
     assert [o[0] for o in outs] == [0, 1, 2]
-    assert all(o[1] == 3 and o[2] is False and o[3] == "local" for o in outs)
+    assert all(o[1] == 3 and o[2] is False and o[3] == "local" and o[5] == -1 for o in outs)
     assert "rank 1 of 3" in outs[1][4]
 
 

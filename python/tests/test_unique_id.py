@@ -96,7 +96,7 @@ def test_from_torch_nccl_needs_no_mpi(world_of_one):
 
     torch.cuda.set_device(0)
     with sc.Communicator.from_torch(transport="nccl", timeout=30) as c:
-        assert (c.transport, c.rank, c.size, c.is_device) == ("nccl", 0, 1, True)
+        assert (c.transport, c.rank, c.size, c.is_device, c.device) == ("nccl", 0, 1, True, 0)
         x = torch.arange(1000, dtype=torch.int32, device="cuda")
         assert torch.equal(c.allreduce(x).cpu(), x.cpu())
 

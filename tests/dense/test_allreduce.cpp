@@ -1,6 +1,7 @@
 // scAllReduce correctness: P x count x algorithm x dtype x op x in-place, exact
 // integer-valued data, results bit-identical on every rank.
 #include <tuple>
+#include <vector>
 
 #include "dense_check.h"
 
@@ -70,6 +71,29 @@ TEST_P(AllReduceGrid, BigCount) {
     xr.finish(rank);
   }, &cfg);
   xr.verify();
+}
+
+// avg over many ranks on 8-bit integers: the division by P must not wrap P to
+// the element type (int8(130) = -126, int8(256) = uint8(256) = 0, a SIGFPE).
+// Rank 0 holds the extreme value, the others 0: no sum wraps, so the result is
+// the truncated quotient (-128 / P = 0, 255 / 130 = 1, 255 / 256 = 0).
+TEST(AllReduceAvg, ManyRanksEightBit) {
+  if (sctest::mode() != sctest::Mode::Local) GTEST_SKIP() << "thread ranks only (P = 130 and 256)";
+  for (int P : {130, 256}) {
+    SCOPED_TRACE(testing::Message() << "P=" << P);
+    const scConfig_t cfg = config(120);
+    sctest::run(P, [&](scComm_t comm, int rank) {
+      for (scDataType_t dt : {scInt8, scUint8}) {
+        const uint8_t extreme = dt == scInt8 ? 0x80 : 0xff;  // -128 / 255
+        std::vector<uint8_t> buf(3, rank == 0 ? extreme : 0);
+        ASSERT_EQ(scAllReduce(buf.data(), buf.data(), buf.size(), dt, scAvg, scAlgoRecDbl, comm, nullptr),
+                  scSuccess)
+            << scGetLastError(comm);
+        const int want = dt == scInt8 ? -128 / P : 255 / P;
+        for (uint8_t v : buf) ASSERT_EQ(dt == scInt8 ? int(int8_t(v)) : int(v), want) << typeStr(dt) << " rank " << rank;
+      }
+    }, &cfg);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dense, AllReduceGrid,

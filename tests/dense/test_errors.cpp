@@ -54,7 +54,22 @@ TEST(DenseErrors, NullCommunicator) {
   EXPECT_EQ(scCommGetStats(nullptr, &st), bad);
   EXPECT_EQ(scCommRank(nullptr, &i), bad);
   EXPECT_EQ(scCommSize(nullptr, &i), bad);
+  EXPECT_EQ(scCommDevice(nullptr, &i), bad);
   EXPECT_STRNE(scGetLastError(nullptr), "");
+}
+
+// scCommDevice: -1 on host communicators; a NULL output is a bad argument.
+TEST(DenseErrors, CommDeviceOfHostCommunicator) {
+  const int P = anyP(2);
+  const scConfig_t cfg = config();
+  sctest::run(P, [&](scComm_t comm, int) {
+    int d = 7, isDev = 1;
+    ASSERT_EQ(scCommDevice(comm, &d), scSuccess) << scGetLastError(comm);
+    ASSERT_EQ(scCommIsDevice(comm, &isDev), scSuccess);
+    EXPECT_EQ(d, -1);
+    EXPECT_EQ(isDev, 0);
+    EXPECT_TRUE(failedWith(scCommDevice(comm, nullptr), scInvalidArgument, comm, "null"));
+  }, &cfg);
 }
 
 TEST(DenseErrors, NullBuffers) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <sstream>
 
 #include "core/dtype.h"
@@ -82,6 +83,60 @@ std::string compare(const std::vector<double>& got, const std::vector<double>& w
     if (bad++ < 5) os << " G[" << i / m << "][" << i % m << "] = " << got[i] << " (want " << want[i] << ")";
   }
   if (bad) os << " — " << bad << " of " << got.size() << " elements differ";
+  return os.str();
+}
+
+namespace {
+// The value an encoded input element holds.
+double decodeIn(const char* p, scDataType_t dt) {
+  switch (dt) {
+    case scFloat32: { float f; std::memcpy(&f, p, 4); return f; }
+    case scFloat64: { double d; std::memcpy(&d, p, 8); return d; }
+    case scFloat16: { uint16_t h; std::memcpy(&h, p, 2); return sc::halfToFloat(h); }
+    default: { uint16_t h; std::memcpy(&h, p, 2); return sc::bf16ToFloat(h); }
+  }
+}
+}  // namespace
+
+RealOperands realOperands(scDataType_t dt, size_t K, size_t n, size_t m, uint64_t seed) {
+  RealOperands o{K, n, m, {}, {}, {}, {}};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd;
+  std::vector<double> a(K * n), b(K * m);
+  for (double& x : a) x = nd(rng);
+  for (double& y : b) y = nd(rng);
+  o.a = encode(a, dt);
+  o.b = encode(b, dt);
+  const size_t s = inSize(dt);
+  for (size_t i = 0; i < a.size(); ++i) o.A.push_back(decodeIn(o.a.data() + i * s, dt));
+  for (size_t i = 0; i < b.size(); ++i) o.B.push_back(decodeIn(o.b.data() + i * s, dt));
+  return o;
+}
+
+std::string withinRoundingBound(const RealOperands& o, scDataType_t dt, const std::vector<double>& init,
+                                const std::vector<double>& got) {
+  const double u = outSize(dt) == 8 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  std::ostringstream os;
+  size_t bad = 0;
+  for (size_t x = 0; x < o.n; ++x)
+    for (size_t y = 0; y < o.m; ++y) {
+      const double c = init.empty() ? 0.0 : init[x * o.m + y];
+      // The exact value: products of two 24-bit (53-bit) significands are exact
+      // in long double's 64 bits only for float inputs; for float64 the error
+      // of this reference is far below the bound's u * sum |.|.
+      long double s = c, mag = std::fabs(c);
+      for (size_t q = 0; q < o.K; ++q) {
+        const long double p = (long double)o.A[q * o.n + x] * (long double)o.B[q * o.m + y];
+        s += p;
+        mag += std::fabs(p);
+      }
+      const double bound = 1.01 * double(o.K + 1) * u * double(mag);  // 1.01: gamma's higher-order terms
+      const double err = std::fabs(double((long double)got[x * o.m + y] - s));
+      if (!(err <= bound) && bad++ < 5)
+        os << " G[" << x << "][" << y << "] = " << got[x * o.m + y] << ", exact " << double(s) << ", error " << err
+           << " > bound " << bound << ";";
+    }
+  if (bad) os << " " << bad << " of " << o.n * o.m << " elements outside the rounding bound";
   return os.str();
 }
 

@@ -36,6 +36,24 @@ std::vector<double> reference(int P, size_t n, size_t m);
 // "" when equal, else a description of the first mismatches.
 std::string compare(const std::vector<double>& got, const std::vector<double>& want, size_t m);
 
+// Real-valued operands: K normal vectors a_q (n) and b_q (m), rounded to dt and
+// read back, so a reference computed from them sees exactly what a kernel sees.
+struct RealOperands {
+  size_t K, n, m;
+  std::vector<double> A, B;  // [q * n + x], [q * m + y], values exact in dt
+  std::vector<char> a, b;    // the same, encoded as dt
+};
+RealOperands realOperands(scDataType_t dt, size_t K, size_t n, size_t m, uint64_t seed);
+// The rounding contract of every DSOP engine (host loop, CUDA kernel, cuBLAS):
+// each output element is within (K + 1) * u * (|init| + sum_q |a_q[x] b_q[y]|)
+// (to first order)
+// of the exact value (u: unit roundoff of the output type, 2^-24 or 2^-53), the
+// classic bound for a K-term sum, whatever the order, fusing or placement of
+// the initial value. "" when every element of got (rows x m, init when
+// accumulating, else 0) holds, else the first violations.
+std::string withinRoundingBound(const RealOperands& o, scDataType_t dt, const std::vector<double>& init,
+                                const std::vector<double>& got);
+
 // Balanced blocks, as the library's Blocks.
 inline size_t blockOff(size_t count, size_t parts, size_t i) {
   return i * (count / parts) + (i < count % parts ? i : count % parts);

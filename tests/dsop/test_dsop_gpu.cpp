@@ -6,6 +6,7 @@
 //    device 0), under both engines, against the sequential reference;
 //  - sparse DSOP on device memory (CUB unions, densify, scatter);
 //  - host pointers on a device communicator are rejected.
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
@@ -69,6 +70,38 @@ TEST(DsopGpu, KernelMatchesHostBothEngines) {
           }
         }
       }
+}
+
+// Real-valued operands: both device engines (fused multiply-adds from 0 with
+// the old value added last; cuBLAS in its own order) stay within the rounding
+// bound that the host kernel also meets (test_dsop_kernels.cpp).
+TEST(DsopGpu, RealValuedWithinRoundingBound) {
+  SC_REQUIRE_GPU();
+  Stream s;
+  for (scDataType_t dt : {scFloat32, scFloat64, scFloat16, scBfloat16})
+    for (size_t K : {size_t(1), size_t(5), sc::dsop::kBlasMinK + 1, size_t(300)}) {
+      const size_t n = 67, m = 1029;
+      const RealOperands o = realOperands(dt, K, n, m, 5 + K);
+      const scDataType_t odt = outSize(dt) == 8 ? scFloat64 : scFloat32;
+      DevBuf dA(o.a.size()), dB(o.b.size());
+      gputest::upload(dA.get(), o.a.data(), o.a.size(), s.get());
+      gputest::upload(dB.get(), o.b.data(), o.b.size(), s.get());
+      for (bool acc : {false, true}) {
+        std::vector<double> init;
+        if (acc)
+          for (size_t i = 0; i < n * m; ++i) init.push_back(std::ldexp(double(int(i % 17) - 8), -3));
+        const auto hInit = encode(acc ? init : std::vector<double>(n * m, 7.0), odt);
+        for (Engine e : {Engine::Custom, Engine::Blas}) {
+          SCOPED_TRACE(testing::Message() << "dt=" << int(dt) << " K=" << K << " acc=" << acc
+                                          << " engine=" << sc::dsop::engineName(e));
+          DevBuf dG(hInit.size());
+          gputest::upload(dG.get(), hInit.data(), hInit.size(), s.get());
+          sc::dsop::deviceRect(dt, Pairs{dA.get(), n, dB.get(), m, K}, Rect{0, n, 0, m}, dG.get(), m, acc, s, e);
+          const auto got = gputest::download(dG.get(), hInit.size(), s.get());
+          EXPECT_EQ(withinRoundingBound(o, dt, init, decodeOut(got.data(), n * m, dt)), "");
+        }
+      }
+    }
 }
 
 TEST(DsopGpu, AlgorithmsOnDeviceMemory) {

@@ -4,6 +4,7 @@
 // 2^32 elements (no allocation: the arithmetic is what could overflow).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "algo/ctx.h"
@@ -69,6 +70,28 @@ TEST(DsopKernel, HostRectMatchesNaive) {
           }
         }
       }
+}
+
+// Real-valued operands (normal, rounded to the dtype): the host kernel stays
+// within the documented rounding bound of the exact sum, with and without an
+// initial value. (Integer data, above, is exact; this is where engines may
+// differ in the last bits, and the bound is the contract they share.)
+TEST(DsopKernel, HostRealValuedWithinRoundingBound) {
+  for (scDataType_t dt : {scFloat32, scFloat64, scFloat16, scBfloat16})
+    for (size_t K : {1, 2, 5, 64, 300}) {
+      SCOPED_TRACE(testing::Message() << "dt=" << int(dt) << " K=" << K);
+      const size_t n = 37, m = 129;
+      const RealOperands o = realOperands(dt, K, n, m, 11 + K);
+      const scDataType_t odt = outSize(dt) == 8 ? scFloat64 : scFloat32;
+      for (bool acc : {false, true}) {
+        std::vector<double> init;  // exact in the output type
+        if (acc)
+          for (size_t i = 0; i < n * m; ++i) init.push_back(std::ldexp(double(int(i % 17) - 8), -3));
+        std::vector<char> dst = encode(acc ? init : std::vector<double>(n * m, 7.0), odt);
+        sc::dsop::hostRect(dt, Pairs{o.a.data(), n, o.b.data(), m, K}, Rect{0, n, 0, m}, dst.data(), m, acc);
+        EXPECT_EQ(withinRoundingBound(o, dt, init, decodeOut(dst.data(), n * m, dt)), "") << "acc=" << acc;
+      }
+    }
 }
 
 // forEachRect covers [e0, e0+len) exactly once, in order, with valid rectangles.

@@ -29,6 +29,14 @@ scConfig_t ncclConfig() {
   return c;
 }
 
+// The GPU scCommInitMpi gave this rank (its node-local rank's device): buffers
+// and streams must live there, not on device 0.
+int commDevice(scComm_t comm) {
+  int d = -1;
+  EXPECT_EQ(scCommDevice(comm, &d), scSuccess) << scGetLastError(comm);
+  return d;
+}
+
 // Runs body on every MPI rank with an NCCL communicator; skips without enough GPUs.
 void ncclRun(const std::function<void(scComm_t, int)>& body) {
   SC_REQUIRE_GPU();
@@ -47,21 +55,24 @@ TEST(Nccl, InitAndQueries) {
     EXPECT_EQ(r, rank);
     EXPECT_EQ(n, sctest::mpiWorldSize());
     EXPECT_EQ(dev, 1);
-    Stream s;
+    const int d = commDevice(comm);
+    EXPECT_GE(d, 0);
+    EXPECT_LT(d, sctest::gpuCount());
+    Stream s(d);
     EXPECT_EQ(scBarrier(comm, s), scSuccess) << scGetLastError(comm);
   });
 }
 
 TEST(Nccl, AllReduceEveryAlgorithm) {
   ncclRun([](scComm_t comm, int rank) {
-    gputest::ncclAllReduceGrid(comm, rank, sctest::mpiWorldSize(), 0, (size_t(1) << 20) + 3,
+    gputest::ncclAllReduceGrid(comm, rank, sctest::mpiWorldSize(), commDevice(comm), (size_t(1) << 20) + 3,
                                {scSum, scMax, scMin, scAvg});
   });
 }
 
 TEST(Nccl, ReduceScatterAndAllGather) {
   ncclRun([](scComm_t comm, int rank) {
-    gputest::ncclScatterGather(comm, rank, sctest::mpiWorldSize(), 0, scFloat32);
+    gputest::ncclScatterGather(comm, rank, sctest::mpiWorldSize(), commDevice(comm), scFloat32);
   });
 }
 
@@ -69,10 +80,10 @@ TEST(Nccl, ReduceScatterAndAllGather) {
 // native calls are not counted.
 TEST(Nccl, Stats) {
   ncclRun([](scComm_t comm, int rank) {
-    const int P = sctest::mpiWorldSize();
-    Stream s;
+    const int P = sctest::mpiWorldSize(), d = commDevice(comm);
+    Stream s(d);
     const size_t count = 4096 * size_t(P), S = count * 4;
-    DevBuf buf(S);
+    DevBuf buf(S, d);
     const Bytes in = dtest::makeInput(scFloat32, scSum, P, rank, 0, count);
     for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoNative}) {
       upload(buf.get(), in.data(), S, s.get());
@@ -91,9 +102,10 @@ TEST(Nccl, Stats) {
 
 TEST(Nccl, HostPointerRejected) {
   ncclRun([](scComm_t comm, int) {
-    Stream s;
+    const int d = commDevice(comm);
+    Stream s(d);
     std::vector<float> host(64);
-    DevBuf dev(64 * 4);
+    DevBuf dev(64 * 4, d);
     EXPECT_EQ(scAllReduce(host.data(), dev.get(), 64, scFloat32, scSum, scAlgoNative, comm, s), scInvalidArgument);
     EXPECT_NE(std::string(scGetLastError(comm)).find("host memory"), std::string::npos) << scGetLastError(comm);
     // Not fatal: the communicator still works.

@@ -74,6 +74,60 @@ TEST(SparseGpu, OpsMatchCpuReference) {
   cudaStreamDestroy(stream);
 }
 
+// Every operation leaves the caller's current device as it found it (the ops
+// work on env.device = 0; the caller is on device 1). Needs two GPUs.
+TEST(SparseGpu, OpsKeepTheCallersDevice) {
+  SC_REQUIRE_GPU();
+  int n = 0;
+  CUDA_OK(cudaGetDeviceCount(&n));
+  if (n < 2) GTEST_SKIP() << "needs 2 GPUs (a call on device 0 from a thread on device 1)";
+  CUDA_OK(cudaSetDevice(0));
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+  Slots slots;
+  sc::sp::OpsEnv env;
+  env.stream = stream;
+  env.device = 0;
+  env.scratch = [&slots](int slot, size_t bytes) { return slots.get(slot, bytes); };
+  DevMem mem;
+  const uint32_t hi[] = {3, 1, 3, 7};
+  const float hv[] = {1, 2, 3, 4};
+  void *idx = mem.alloc(sizeof hi), *val = mem.alloc(sizeof hv), *oi = mem.alloc(64), *ov = mem.alloc(64),
+       *dense = mem.alloc(64), *words = mem.alloc(64);
+  mem.put(idx, hi, sizeof hi);
+  mem.put(val, hv, sizeof hv);
+  CUDA_OK(cudaSetDevice(1));
+  auto ops = sc::sp::makeCudaOps(scIndexU32, scFloat32, env);
+  auto* cnt = static_cast<uint64_t*>(words);
+  auto expectOn1 = [](const char* what) {
+    int d = -1;
+    ASSERT_EQ(cudaGetDevice(&d), cudaSuccess);
+    EXPECT_EQ(d, 1) << what << " moved the caller to device " << d;
+  };
+  expectOn1("makeCudaOps");
+  ops->validate(idx, 4, 8, true, cnt);
+  expectOn1("validate");
+  ops->sortCoalesce(idx, val, 4, oi, ov, cnt);
+  expectOn1("sortCoalesce");
+  ops->mergeSum(oi, ov, 3, oi, ov, 0, idx, val, cnt);
+  expectOn1("mergeSum");
+  ops->densify(oi, ov, 3, 0, 8, dense);
+  expectOn1("densify");
+  ops->scatterAdd(oi, ov, 3, 0, dense);
+  expectOn1("scatterAdd");
+  const uint64_t bounds[] = {0, 4, 8};
+  ops->split(oi, 3, bounds, 2, cnt, cnt + 3);
+  expectOn1("split");
+  ops->sparsify(dense, 8, 0, oi, ov, cnt);
+  expectOn1("sparsify");
+  uint64_t m = 0;
+  ops->toHost(&m, cnt, 8);
+  expectOn1("toHost");
+  EXPECT_EQ(m, 3u);  // 1, 3, 7 are non-zero
+  CUDA_OK(cudaSetDevice(0));
+  cudaStreamDestroy(stream);
+}
+
 // The schedules on device buffers: P threads, one device-local communicator each.
 TEST(SparseGpu, SchedulesOnDeviceMemory) {
   SC_REQUIRE_GPU();

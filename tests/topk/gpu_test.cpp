@@ -24,7 +24,13 @@ struct Dev {
   void* p = nullptr;
   size_t bytes = 0;
   explicit Dev(size_t b) : bytes(b ? b : 1) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
-  Dev(const void* host, size_t b) : Dev(b) { EXPECT_EQ(cudaMemcpy(p, host, b, cudaMemcpyHostToDevice), cudaSuccess); }
+  // Uploads on the stream the selection runs on: a legacy-stream cudaMemcpy from
+  // pageable memory may return before the data lands, and a non-blocking
+  // stream does not wait for the legacy stream.
+  Dev(const void* host, size_t b, cudaStream_t s) : Dev(b) {
+    EXPECT_EQ(cudaMemcpyAsync(p, host, b, cudaMemcpyHostToDevice, s), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  }
   ~Dev() { cudaFree(p); }
   void toHost(void* host, size_t b) const { EXPECT_EQ(cudaMemcpy(host, p, b, cudaMemcpyDeviceToHost), cudaSuccess); }
 };
@@ -49,7 +55,8 @@ void compareStateless(const Case& c, const Buf& v, size_t capacity, cudaStream_t
   const size_t isz = c.cfg.indexType == scTopkIndexU32 ? 4 : 8, off = shift * esz(c.dt);
   Dev dbuf(v.bytes.size() + off), di(capacity * isz), dval(capacity * esz(c.dt));
   void* in = static_cast<char*>(dbuf.p) + off;
-  CUDA_OK(cudaMemcpy(in, v.data(), v.bytes.size(), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpyAsync(in, v.data(), v.bytes.size(), cudaMemcpyHostToDevice, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
   scTopkInfo_t info{};
   const scResult_t rc = scTopkSelect(in, c.n, c.dt, &c.cfg, di.p, dval.p, capacity, &info, stream);
   ASSERT_EQ(rc, host.rc) << scGetLastError(nullptr);
@@ -87,7 +94,7 @@ void compareFeedback(const Case& c, const std::vector<Buf>& grads, size_t capaci
     ASSERT_EQ(scTopkSelectFeedback(hs, g.data(), &c.cfg, hidx.data(), hval.data(), capacity, &hinfo, nullptr),
               scSuccess)
         << scGetLastError(nullptr);
-    Dev dg(g.data(), vb);
+    Dev dg(g.data(), vb, stream);
     ASSERT_EQ(scTopkSelectFeedback(ds, dg.p, &c.cfg, di.p, dval.p, capacity, &dinfo, stream), scSuccess)
         << scGetLastError(nullptr);
     CUDA_OK(cudaStreamSynchronize(stream));
@@ -215,7 +222,7 @@ TEST(TopkGpu, EveryTileShapeMatchesTheCpuReference) {
   }
   ASSERT_EQ(setenv("SPARCOLL_TOPK_TILE", "96x3", 1), 0);
   const Buf v(randomVector(1000, 3), scFloat32);
-  Dev dv(v.data(), v.bytes.size()), di(1000 * 4), dval(1000 * 4);
+  Dev dv(v.data(), v.bytes.size(), stream), di(1000 * 4), dval(1000 * 4);
   const scTopkConfig_t cfg = config(scTopkApprox, 10, 512, 1);
   EXPECT_EQ(scTopkSelect(dv.p, 1000, scFloat32, &cfg, di.p, dval.p, 1000, nullptr, stream), scInvalidArgument);
   EXPECT_NE(std::string(scGetLastError(nullptr)).find("SPARCOLL_TOPK_TILE"), std::string::npos);
@@ -234,7 +241,7 @@ TEST(TopkGpu, FixedAndExactDoNotNeedInfo) {
     scTopkConfig_t cfg = config(m, k, 512, 8);
     if (m == scTopkApprox) cfg.output = scTopkFixedPerBucket;
     const Sel host = select(v, cfg, k);
-    Dev dv(v.data(), v.bytes.size()), di(k * 4), dval(k * 4);
+    Dev dv(v.data(), v.bytes.size(), nullptr), di(k * 4), dval(k * 4);
     ASSERT_EQ(scTopkSelect(dv.p, n, scFloat32, &cfg, di.p, dval.p, k, nullptr, nullptr), scSuccess)
         << scGetLastError(nullptr);
     CUDA_OK(cudaDeviceSynchronize());
@@ -253,7 +260,7 @@ TEST(TopkGpu, RejectsMixedMemoryKinds) {
   SC_REQUIRE_GPU();
 #ifdef SPARCOLL_HAVE_CUDA
   std::vector<float> host(100, 1.0f);
-  Dev dv(host.data(), 400), di(800), dval(400);
+  Dev dv(host.data(), 400, nullptr), di(800), dval(400);
   std::vector<uint64_t> hidx(100);
   scTopkConfig_t cfg = config(scTopkExact, 10);
   cfg.indexType = scTopkIndexU64;

@@ -16,6 +16,17 @@
  * (16-bit inputs travel as 16 bits, products are computed and summed in float32.)
  * Integer types are rejected with scInvalidArgument.
  *
+ * Rounding. Each element of G is a sum of terms a_q[x] b_q[y] (and, inside the
+ * algorithms, of partial sums) in the output type. The engine that forms them
+ * fixes the order and the fusing: the host loop multiplies and adds in pair
+ * order; the CUDA kernel uses fused multiply-adds from 0 and adds an existing
+ * partial sum last; cuBLAS (SPARCOLL_DSOP_GEMM) uses its own order. So host and
+ * device results, and the two device engines, may differ in the last bits of
+ * non-integer data; each is within (K + 1) u sum_q |a_q[x] b_q[y]| of the exact
+ * value, to first order (K terms, u the output type's unit roundoff), and
+ * integer-valued data small enough to be exact gives exact results everywhere.
+ * The matrix is always bit-identical across the ranks of one call.
+ *
  * Buffers follow sparcoll.h: host memory on host communicators (mpi, host
  * local), device memory on device communicators (nccl, device local), where
  * the call is stream-ordered on `stream` like every other collective. G must

@@ -21,7 +21,11 @@
  *    scInvalidUsage and a message naming the original failure.
  *  - Device communicators are stream-ordered like NCCL: a call enqueues its work
  *    on `stream` and returns; host waits happen only where a size must be read
- *    back (sparse collectives) and are bounded by the same deadline.
+ *    back (sparse collectives) and are bounded by the same deadline. Calls on
+ *    one communicator share its scratch memory: when they use different
+ *    streams, order them (the later stream waits for an event recorded on the
+ *    earlier one after the call), or the second call may overwrite data the
+ *    first still reads.
  */
 #ifndef SPARCOLL_SPARCOLL_H_
 #define SPARCOLL_SPARCOLL_H_
@@ -172,6 +176,10 @@ scResult_t scCommRank(scComm_t comm, int* rank);
 scResult_t scCommSize(scComm_t comm, int* size);
 /* 1 when the communicator works on device buffers. */
 scResult_t scCommIsDevice(scComm_t comm, int* isDevice);
+/* The CUDA device the communicator's buffers and streams must be on, or -1 for a
+ * host communicator. scCommInitMpi places rank r on its node-local GPU, so ask
+ * rather than assume device 0. */
+scResult_t scCommDevice(scComm_t comm, int* device);
 /* Traffic counted by sparcoll's own schedules (point-to-point bytes and messages
  * this rank sent/received). Native calls are not counted: the library hides them. */
 scResult_t scCommGetStats(scComm_t comm, scStats_t* stats);

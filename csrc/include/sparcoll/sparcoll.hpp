@@ -107,6 +107,8 @@ class Comm {
   scComm_t get() const { return c_; }
   int rank() const { int r = 0; check(scCommRank(c_, &r), c_); return r; }
   int size() const { int s = 0; check(scCommSize(c_, &s), c_); return s; }
+  // The CUDA device of a device communicator, -1 for a host one.
+  int device() const { int d = -1; check(scCommDevice(c_, &d), c_); return d; }
   scStats_t stats() const { scStats_t s{}; check(scCommGetStats(c_, &s), c_); return s; }
   void resetStats() { check(scCommResetStats(c_), c_); }
   void barrier(void* stream = nullptr) { check(scBarrier(c_, stream), c_); }
