@@ -12,7 +12,7 @@
 // Semantics are those of the CPU backend (backend/reduce_ops.h), bit for bit:
 // signed integers wrap (combined in their unsigned type); float16/bfloat16 are
 // widened to float32, combined, and rounded once to nearest even, with the
-// same rounding as core/dtype.cpp (NaN/Inf/subnormals included);
+// same rounding as the host (core/numeric.h; NaN/Inf/subnormals included);
 // max/min select one operand unchanged (`a < b ? b : a`). The one thing that
 // may differ is the payload of a NaN result of arithmetic (x86 keeps a NaN
 // operand's payload and has its own default NaN; the GPU returns its canonical
@@ -78,38 +78,13 @@ cudaError_t divide(void* buf, size_t n, scDataType_t dt, int divisor, cudaStream
 }  // namespace sc::kern
 
 #ifdef __CUDACC__
-#include <cuda_fp16.h>
+#include "core/numeric.h"
 
 namespace sc::dev {
 
-// --- 16-bit float conversions, bit-identical to core/dtype.cpp -------------
+// --- 16-bit float storage types (conversions: core/numeric.h) -------------
 struct F16 { uint16_t bits; };
 struct BF16 { uint16_t bits; };
-
-// The converter instructions round to nearest even like core/dtype.cpp, and
-// they cost far fewer instructions than bit arithmetic (the float16 reduce
-// kernel was compute-bound with it, at 76 % of copy bandwidth). Only NaNs need
-// care: the instructions return a canonical NaN, the CPU keeps sign and payload.
-__device__ __forceinline__ float halfToFloat(uint16_t h) {
-  if ((h & 0x7fffu) > 0x7c00u)  // NaN: sign and payload kept, as on the CPU
-    return __uint_as_float((uint32_t(h & 0x8000u) << 16) | 0x7f800000u | (uint32_t(h & 0x3ffu) << 13));
-  return __half2float(__ushort_as_half(h));
-}
-
-__device__ __forceinline__ uint16_t floatToHalf(float f) {
-  const uint32_t x = __float_as_uint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t(((x >> 16) & 0x8000u) | 0x7e00u);  // NaN: sign kept
-  return __half_as_ushort(__float2half_rn(f));
-}
-
-__device__ __forceinline__ float bf16ToFloat(uint16_t b) { return __uint_as_float(uint32_t(b) << 16); }
-
-__device__ __forceinline__ uint16_t floatToBf16(float f) {
-  uint32_t x = __float_as_uint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);  // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return uint16_t(x >> 16);
-}
 
 // --- element operators ------------------------------------------------------
 template <typename T> struct Unsigned { using type = T; };
@@ -132,12 +107,12 @@ struct Op {
 // Widening/rounding of the 16-bit float storage types.
 template <typename T> struct Conv;
 template <> struct Conv<F16> {
-  static __device__ __forceinline__ float in(F16 v) { return halfToFloat(v.bits); }
-  static __device__ __forceinline__ F16 out(float f) { return {floatToHalf(f)}; }
+  static __device__ __forceinline__ float in(F16 v) { return num::halfToFloat(v.bits); }
+  static __device__ __forceinline__ F16 out(float f) { return {num::floatToHalf(f)}; }
 };
 template <> struct Conv<BF16> {
-  static __device__ __forceinline__ float in(BF16 v) { return bf16ToFloat(v.bits); }
-  static __device__ __forceinline__ BF16 out(float f) { return {floatToBf16(f)}; }
+  static __device__ __forceinline__ float in(BF16 v) { return num::bf16ToFloat(v.bits); }
+  static __device__ __forceinline__ BF16 out(float f) { return {num::floatToBf16(f)}; }
 };
 
 template <typename T, int op>

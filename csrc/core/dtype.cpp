@@ -5,53 +5,6 @@
 
 namespace sc {
 
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-  if (exp == 0) {
-    if (man == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      exp = 127 - 15 + 1;
-      while (!(man & 0x400)) { man <<= 1; --exp; }
-      bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
-    }
-  } else if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (man << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t floatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint16_t sign = uint16_t((x >> 16) & 0x8000);
-  const uint32_t absx = x & 0x7fffffffu;
-  if (absx >= 0x7f800000u) return sign | (absx > 0x7f800000u ? 0x7e00 : 0x7c00);  // NaN / Inf
-  if (absx >= 0x477ff000u) return sign | 0x7c00;  // rounds to >= 65520 -> Inf
-  if (absx < 0x38800000u) {                         // below the smallest normal half: subnormal
-    float a;
-    std::memcpy(&a, &absx, 4);
-    // a * 2^24 is the subnormal mantissa; nearbyint rounds to nearest even.
-    return sign | uint16_t(std::nearbyint(a * 16777216.0f));
-  }
-  // Normal: round the 13 dropped bits to nearest even.
-  uint32_t r = absx + 0xfffu + ((absx >> 13) & 1u);
-  return sign | uint16_t((r - (112u << 23)) >> 13);
-}
-
-uint16_t floatToBf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);  // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return uint16_t(x >> 16);
-}
-
 size_t dtypeSize(scDataType_t t) {
   return dispatchDtype(t, [](auto v) { return sizeof(v); });
 }

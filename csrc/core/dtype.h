@@ -8,21 +8,19 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/numeric.h"
 
 namespace sc {
 
 struct Half { uint16_t bits; };
 struct BFloat16 { uint16_t bits; };
 
-float halfToFloat(uint16_t h);
-uint16_t floatToHalf(float f);  // round to nearest even
-inline float bf16ToFloat(uint16_t b) {
-  uint32_t u = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-uint16_t floatToBf16(float f);  // round to nearest even, NaN preserved
+// 16-bit float conversions (round to nearest even; NaN sign and payload kept):
+// the host/device definitions of core/numeric.h.
+using num::bf16ToFloat;
+using num::floatToBf16;
+using num::floatToHalf;
+using num::halfToFloat;
 
 size_t dtypeSize(scDataType_t t);
 const char* dtypeName(scDataType_t t);

@@ -8,11 +8,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define SC_HD __host__ __device__ __forceinline__
-#else
-#define SC_HD inline
-#endif
+#include "core/numeric.h"  // SC_HD
 
 namespace sc {
 namespace topk {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/numeric.h"
 #include "topk/philox.h"
 
 namespace sc {
@@ -25,83 +26,14 @@ namespace topk {
 
 using u128 = unsigned __int128;
 
-// ---------------------------------------------------------------------------
-// Bit casts and 16-bit conversions (round to nearest even, integer-only so the
-// host and the device agree on every input, NaN payloads included).
-// ---------------------------------------------------------------------------
-SC_HD float asF32(uint32_t b) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(b);
-#else
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-#endif
-}
-SC_HD uint32_t bitsOf(float f) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(f);
-#else
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-#endif
-}
-SC_HD double asF64(uint64_t b) {
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double((long long)b);
-#else
-  double f;
-  std::memcpy(&f, &b, 8);
-  return f;
-#endif
-}
-SC_HD uint64_t bitsOf(double f) {
-#if defined(__CUDA_ARCH__)
-  return (uint64_t)__double_as_longlong(f);
-#else
-  uint64_t b;
-  std::memcpy(&b, &f, 8);
-  return b;
-#endif
-}
-
-SC_HD uint32_t halfToF32Bits(uint16_t h) {
-  const uint32_t s = uint32_t(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1fu;
-  uint32_t m = h & 0x3ffu;
-  if (e == 31) return s | 0x7f800000u | (m << 13);
-  if (e != 0) return s | ((e + 112) << 23) | (m << 13);
-  if (m == 0) return s;
-  e = 113;  // subnormal: normalise the mantissa
-  while (!(m & 0x400u)) {
-    m <<= 1;
-    --e;
-  }
-  return s | (e << 23) | ((m & 0x3ffu) << 13);
-}
-
-SC_HD uint16_t f32BitsToHalf(uint32_t x) {
-  const uint16_t s = uint16_t((x >> 16) & 0x8000u);
-  const uint32_t a = x & 0x7fffffffu;
-  if (a > 0x7f800000u) return uint16_t(s | 0x7e00u | ((a >> 13) & 0x3ffu));  // quiet NaN
-  if (a >= 0x477ff000u) return uint16_t(s | 0x7c00u);  // >= 65520 rounds to Inf
-  if (a < 0x38800000u) {                               // below 2^-14: half subnormal or 0
-    if (a < 0x33000000u) return s;                      // below 2^-25
-    const uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
-    const uint32_t shift = 126 - e;  // value / 2^-24 = m * 2^(e-126)
-    const uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-    return uint16_t(s | (q + (rem > half || (rem == half && (q & 1)))));
-  }
-  const uint32_t r = a - 0x38000000u;  // rebias the exponent (127 -> 15)
-  const uint32_t q = r >> 13, rem = r & 0x1fffu;
-  return uint16_t(s | (q + (rem > 0x1000u || (rem == 0x1000u && (q & 1)))));
-}
-
-SC_HD uint16_t f32BitsToBf16(uint32_t x) {
-  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet NaN
-  return uint16_t((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
+// Bit casts and 16-bit conversions: core/numeric.h, shared with the reduce
+// kernels and the CPU backend.
+using num::asF32;
+using num::asF64;
+using num::bitsOf;
+using num::f32BitsToBf16;
+using num::f32BitsToHalf;
+using num::halfToF32Bits;
 
 // ---------------------------------------------------------------------------
 // Floating formats by bit layout. `add` is error feedback's acc = g + r.
