@@ -23,7 +23,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "core/error.h"
 #include "sparcoll/sparcoll.h"
@@ -129,14 +128,9 @@ struct Op16 {
 template <int op> struct Op<F16, op> : Op16<F16, op> {};
 template <int op> struct Op<BF16, op> : Op16<BF16, op> {};
 
-// x / d with the CPU backend's rounding (Arith<T>::div): integers divide in 64
-// bits (T(d) would wrap for 8-bit types from d = 128 on).
+// x / d as the CPU backend computes it (Arith<T>::div): one definition.
 template <typename T>
-__device__ __forceinline__ T divide(T x, int d) {
-  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return T(int64_t(x) / int64_t(d));
-  else if constexpr (std::is_integral_v<T>) return T(uint64_t(x) / uint64_t(d));
-  else return T(x / T(d));
-}
+__device__ __forceinline__ T divide(T x, int d) { return num::divideByCount(x, d); }
 template <>
 __device__ __forceinline__ F16 divide<F16>(F16 x, int d) { return Conv<F16>::out(Conv<F16>::in(x) / float(d)); }
 template <>

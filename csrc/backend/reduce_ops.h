@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdint>
 #include <type_traits>
 
 #include "core/dtype.h"
@@ -24,13 +23,7 @@ struct Arith {  // integer and native floating types
   static T prod(T a, T b) { return T(U(a) * U(b)); }
   static T max(T a, T b) { return a < b ? b : a; }
   static T min(T a, T b) { return b < a ? b : a; }
-  // avg's division by the rank count d >= 1. Integers divide in 64 bits: T(d)
-  // would wrap for 8-bit types (d = 128 is negative as int8, d = 256 is zero).
-  static T div(T a, int d) {
-    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return T(int64_t(a) / int64_t(d));
-    else if constexpr (std::is_integral_v<T>) return T(uint64_t(a) / uint64_t(d));
-    else return T(a / T(d));
-  }
+  static T div(T a, int d) { return num::divideByCount(a, d); }  // avg's division by the rank count
 };
 
 template <typename T, float (*ToF)(uint16_t), uint16_t (*FromF)(float)>

@@ -1,6 +1,7 @@
-// The element arithmetic that runs on both sides: bit casts and the 16-bit
-// float conversions, written once for the host (the CPU backend, the top-k
-// reference, dtype.h) and the device (the reduce, sparse and top-k kernels).
+// The element arithmetic that runs on both sides: bit casts, the 16-bit float
+// conversions and avg's division, written once for the host (the CPU backend,
+// the top-k reference, dtype.h) and the device (the reduce, sparse and top-k
+// kernels).
 // CPU tests of these functions therefore test the kernels' arithmetic too.
 //
 // Conversions round to nearest even and are integer-only, so no rounding mode,
@@ -20,6 +21,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
@@ -127,5 +129,17 @@ SC_HD uint16_t f32BitsToBf16(uint32_t x) {
 
 SC_HD float bf16ToFloat(uint16_t b) { return asF32(bf16ToF32Bits(b)); }
 SC_HD uint16_t floatToBf16(float f) { return f32BitsToBf16(bitsOf(f)); }
+
+// --- avg ---------------------------------------------------------------------------
+// x / d, d >= 1 the rank count, for integer and native floating types (16-bit
+// floats divide in float32 where their storage type is known). Integers
+// truncate toward zero and divide in 64 bits: T(d) would wrap for 8-bit types
+// (int8(128) is negative, uint8(256) is zero).
+template <typename T>
+SC_HD T divideByCount(T x, int d) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return T(int64_t(x) / int64_t(d));
+  else if constexpr (std::is_integral_v<T>) return T(uint64_t(x) / uint64_t(d));
+  else return T(x / T(d));
+}
 
 }  // namespace sc::num
