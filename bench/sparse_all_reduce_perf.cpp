@@ -67,6 +67,9 @@ struct Args {
   std::string json;
   double timeout = 0, switchDensity = 0;
   int group = 0;
+  // Device-local communicators have no native collective: the "native"
+  // baseline is then the library's dense allreduce (auto).
+  bool baselineIsAuto() const { return device && transport == scTransportLocal; }
 };
 
 [[noreturn]] void usage(const std::string& msg) { throw UsageError{msg}; }
@@ -312,9 +315,7 @@ void runRank(scbench::Group& g, scComm_t comm, void* stream, const Args& A, std:
         }
 #endif
         (void)mpi;
-        // Device-local communicators have no native collective: the baseline is
-        // then the library's dense allreduce (auto), as the header line says.
-        const scAlgo_t base = A.device && A.transport == scTransportLocal ? scAlgoAuto : scAlgoNative;
+        const scAlgo_t base = A.baselineIsAuto() ? scAlgoAuto : scAlgoNative;
         const scResult_t rc = scAllReduce(denseIn.data(), ref.data(), N, A.dt, scSum, base, comm, stream);
         if (rc != scSuccess) fail(comm, rc, base == scAlgoAuto ? "scAllReduce(auto)" : "scAllReduce(native)");
       };
@@ -424,7 +425,7 @@ void header(const Args& A, int P, const char* transport) {
   std::printf("# time: max over ranks of the mean of %d calls (%d warm-up); sent: bytes per rank per call (mean);\n"
               "# speedup: native time / time; #wrong: result elements differing from native%s\n",
               A.iters, A.warmup,
-              A.device && A.transport == scTransportLocal
+              A.baselineIsAuto()
                   ? "\n# native here = scAllReduce(auto): device-local communicators have no native collective"
                   : "");
   std::printf("#%11s %9s  %-22s %12s %14s %6s %8s %9s %7s  %s\n", "N", "density", "algorithm", "time(us)",

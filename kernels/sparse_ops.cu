@@ -9,6 +9,8 @@
 //   densify / scatter-add   one scatter kernel (sparse_kernels.cuh)
 // Data-dependent counts stay in device memory; the host reads them with
 // toHost(), which first waits for the stream (polled, bounded by the deadline).
+// Every operation makes env.device current through a DeviceScope, so the
+// caller's current device is restored on return.
 // Values that are only moved use their bit type (one instantiation per size).
 #include <sched.h>
 
@@ -81,7 +83,7 @@ class CudaOps final : public SparseOps {
   bool onDevice() const override { return true; }
 
   void validate(const void* idx, size_t n, uint64_t dim, bool rangeOnly, uint64_t* err) override {
-    const DeviceScope on(env_.device);  // the caller's device is restored on return
+    const DeviceScope on(env_.device);
     if (n == 0) {
       const uint64_t ok = kNoError;
       fromHost(err, &ok, 8);
@@ -98,7 +100,7 @@ class CudaOps final : public SparseOps {
   }
 
   void sortCoalesce(const void* idx, const void* val, size_t n, void* oi, void* ov, uint64_t* cnt) override {
-    const DeviceScope on(env_.device);  // the caller's device is restored on return
+    const DeviceScope on(env_.device);
     if (n == 0) return writeCount(cnt, 0);
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);
@@ -117,7 +119,7 @@ class CudaOps final : public SparseOps {
 
   void mergeSum(const void* ai, const void* av, size_t na, const void* bi, const void* bv, size_t nb, void* oi,
                 void* ov, uint64_t* cnt) override {
-    const DeviceScope on(env_.device);  // the caller's device is restored on return
+    const DeviceScope on(env_.device);
     const size_t n = na + nb;
     if (n == 0) return writeCount(cnt, 0);
     dispatchIdx(it, [&](auto itag) {
@@ -142,13 +144,13 @@ class CudaOps final : public SparseOps {
   }
 
   void densify(const void* idx, const void* val, size_t n, uint64_t lo, size_t len, void* dense) override {
-    const DeviceScope on(env_.device);  // the caller's device is restored on return
+    const DeviceScope on(env_.device);
     if (len) SC_CUDA_CHECK(cudaMemsetAsync(dense, 0, len * vsz, stream_));
     scatter<false>(idx, val, n, lo, dense);
   }
 
   void split(const void* idx, size_t n, const uint64_t* bounds, int parts, uint64_t* counts, uint64_t* offs) override {
-    const DeviceScope on(env_.device);  // the caller's device is restored on return
+    const DeviceScope on(env_.device);
     SC_CUDA_CHECK(cudaMemsetAsync(counts, 0, size_t(parts + 1) * 8, stream_));
     if (n > 0) {
       // The bounds go to the device in stream order (kernel parameters, no host wait).
@@ -169,7 +171,7 @@ class CudaOps final : public SparseOps {
   }
 
   void sparsify(const void* dense, size_t len, uint64_t lo, void* oi, void* ov, uint64_t* cnt) override {
-    const DeviceScope on(env_.device);  // the caller's device is restored on return
+    const DeviceScope on(env_.device);
     if (len == 0) return writeCount(cnt, 0);
     uint64_t* again = static_cast<uint64_t*>(scratch(3, 8));
     dispatchIdx(it, [&](auto itag) {
@@ -190,7 +192,7 @@ class CudaOps final : public SparseOps {
   }
 
   void toHost(void* dst, const void* src, size_t bytes) override {
-    const DeviceScope on(env_.device);  // the caller's device is restored on return
+    const DeviceScope on(env_.device);
     // Wait for the stream, polling so the deadline holds (a peer that never sends
     // would otherwise block here forever), then copy: the copy itself is quick.
     for (int i = 0;; ++i) {
@@ -207,7 +209,7 @@ class CudaOps final : public SparseOps {
   }
 
   void fromHost(void* dst, const void* src, size_t bytes) override {
-    const DeviceScope on(env_.device);  // the caller's device is restored on return
+    const DeviceScope on(env_.device);
     for (size_t off = 0; off < bytes; off += sizeof(dev::Chunk)) {
       dev::Chunk c;
       const unsigned n = unsigned(std::min(bytes - off, sizeof c.b));
@@ -261,7 +263,7 @@ class CudaOps final : public SparseOps {
 
   template <bool Add>
   void scatter(const void* idx, const void* val, size_t n, uint64_t lo, void* dense) {
-    const DeviceScope on(env_.device);  // the caller's device is restored on return
+    const DeviceScope on(env_.device);
     if (n == 0) return;
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);

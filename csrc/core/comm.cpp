@@ -85,8 +85,8 @@ char* scComm::scratch(int slot, size_t bytes, void* stream) {
       // for both, bounded by the deadline, since that work may wait on a peer
       // that never sends. The release's own implicit synchronisation then finds
       // nothing of this communicator pending. (Earlier calls on other
-      // non-blocking streams would race on scratch anyway: a communicator's
-      // calls on different streams must be ordered by the caller, as in NCCL.)
+      // non-blocking streams would race on scratch anyway: sparcoll.h asks the
+      // caller to order a communicator's calls on different streams.)
       const sc::Deadline dl = deadline();
       backend->sync(stream, dl);
       if (stream) backend->sync(nullptr, dl);
