@@ -1,6 +1,7 @@
 // Device DSOP kernels.
 //
-// Custom kernel: the result of a GEMM with a small inner dimension K is written
+// Custom kernel (element arithmetic shared with the host loop: dsop/tile_math.h):
+// the result of a GEMM with a small inner dimension K is written
 // once and read never, so the kernel is built around the store stream. A block
 // of 256 threads owns ROWS rows x 256*VEC columns; every thread keeps its
 // ROWS x VEC results in registers, loops over the K pairs (the a coefficient is
@@ -16,14 +17,13 @@
 // cublasSgemm_64 / cublasDgemm_64 for float32 / float64, cublasGemmEx_64 with
 // float32 compute for 16-bit inputs. Handles are cached per thread and device.
 #include <cublas_v2.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <map>
 
-#include "dsop.cuh"
+#include "dsop/kernels.h"
+#include "dsop/tile_math.h"
 #include "dsop_device.cuh"
 
 namespace sc::dsop {
@@ -31,10 +31,11 @@ namespace {
 
 constexpr int kThreads = 256, kRows = 4, kVec = 4;
 
-__device__ __forceinline__ float widen(float v) { return v; }
-__device__ __forceinline__ double widen(double v) { return v; }
-__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
-__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+// Read-only cached loads; the 16-bit storage types load their bits.
+template <typename T>
+__device__ __forceinline__ T ldg(const T* p) { return __ldg(p); }
+__device__ __forceinline__ Half ldg(const Half* p) { return {__ldg(&p->bits)}; }
+__device__ __forceinline__ BFloat16 ldg(const BFloat16* p) { return {__ldg(&p->bits)}; }
 
 template <typename In, typename Out>
 __global__ void __launch_bounds__(kThreads) rectKernel(const In* __restrict__ A, size_t lda,
@@ -57,10 +58,10 @@ __global__ void __launch_bounds__(kThreads) rectKernel(const In* __restrict__ A,
 #pragma unroll
       for (int v = 0; v < kVec; ++v) {
         const size_t c = col + size_t(v) * kThreads;
-        bv[v] = c < cols ? Out(widen(__ldg(bq + c))) : Out(0);
+        bv[v] = c < cols ? Out(widen(ldg(bq + c))) : Out(0);
       }
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) av[r] = row + r < rows ? Out(widen(__ldg(aq + r))) : Out(0);
+      for (int r = 0; r < kRows; ++r) av[r] = row + r < rows ? Out(widen(ldg(aq + r))) : Out(0);
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
 #pragma unroll
@@ -147,22 +148,24 @@ void launchBlas(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_
   }
 }
 
-}  // namespace
-
-void deviceRect(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate, void* stream,
-                Engine engine) {
+void rectOnDevice(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate,
+                  void* stream, Engine engine) {
   if (r.rows == 0 || r.cols == 0) return;
   SC_REQUIRE(p.K > 0, scInternalError, "DSOP kernel called with no vector pairs");
   OnDeviceOf on(dst);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (engine == Engine::Blas) return launchBlas(in, p, r, dst, ldd, accumulate, s, on.device());
   switch (in) {
-    case scFloat32: return launchCustom<float, float>(p, r, dst, ldd, accumulate, s);
-    case scFloat64: return launchCustom<double, double>(p, r, dst, ldd, accumulate, s);
-    case scFloat16: return launchCustom<__half, float>(p, r, dst, ldd, accumulate, s);
-    case scBfloat16: return launchCustom<__nv_bfloat16, float>(p, r, dst, ldd, accumulate, s);
+    case scFloat32: return launchCustom<float, Acc<float>>(p, r, dst, ldd, accumulate, s);
+    case scFloat64: return launchCustom<double, Acc<double>>(p, r, dst, ldd, accumulate, s);
+    case scFloat16: return launchCustom<Half, Acc<Half>>(p, r, dst, ldd, accumulate, s);
+    case scBfloat16: return launchCustom<BFloat16, Acc<BFloat16>>(p, r, dst, ldd, accumulate, s);
     default: SC_THROW(scInvalidArgument, "DSOP does not support data type ", dtypeName(in));
   }
 }
+
+}  // namespace
+
+SC_PROVIDE(deviceRect, rectOnDevice);
 
 }  // namespace sc::dsop

@@ -3,7 +3,7 @@
 
 #include <cuda_runtime.h>
 
-#include "reduce.cuh"  // SC_CUDA_CHECK
+#include "core/cuda_util.h"
 
 namespace sc::dsop {
 
@@ -11,24 +11,24 @@ namespace sc::dsop {
 // run one thread per rank; a thread need not have selected its device yet).
 class OnDeviceOf {
  public:
-  explicit OnDeviceOf(const void* p) {
+  explicit OnDeviceOf(const void* p) : dev_(ownerOf(p)), scope_(dev_) {}
+  int device() const { return dev_; }
+
+ private:
+  // The device of p's memory (managed memory without one: the current device).
+  static int ownerOf(const void* p) {
     cudaPointerAttributes attr{};
     SC_CUDA_CHECK(cudaPointerGetAttributes(&attr, p));
     SC_ARG(attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged,
            "DSOP: a buffer of a device communicator is not device memory");
-    SC_CUDA_CHECK(cudaGetDevice(&prev_));
-    dev_ = attr.device >= 0 ? attr.device : prev_;
-    if (dev_ != prev_) SC_CUDA_CHECK(cudaSetDevice(dev_));
+    if (attr.device >= 0) return attr.device;
+    int current = 0;
+    SC_CUDA_CHECK(cudaGetDevice(&current));
+    return current;
   }
-  ~OnDeviceOf() {
-    if (dev_ != prev_) (void)cudaSetDevice(prev_);
-  }
-  OnDeviceOf(const OnDeviceOf&) = delete;
-  OnDeviceOf& operator=(const OnDeviceOf&) = delete;
-  int device() const { return dev_; }
 
- private:
-  int prev_ = 0, dev_ = 0;
+  int dev_;
+  DeviceScope scope_;
 };
 
 // Grid for a grid-stride loop over n items.

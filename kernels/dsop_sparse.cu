@@ -1,13 +1,15 @@
 // Device steps of sparse DSOP: the index unions with CUB (radix sort + unique),
 // plus three element-wise kernels (validity check, densify by binary search in
-// the sorted union, scatter of the compressed matrix).
+// the sorted union, scatter of the compressed matrix); the check and the search
+// are the host's functions (dsop/tile_math.h).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
 
+#include "dsop/tile_math.h"
 #include "dsop_device.cuh"
-#include "dsop_sparse.cuh"
+#include "dsop/sparse_device.h"
 
 namespace sc::dsop {
 namespace {
@@ -16,23 +18,13 @@ constexpr int kThreads = 256;
 
 __global__ void checkKernel(const uint64_t* idx, size_t nnz, uint64_t limit, unsigned* flag) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < nnz; i += size_t(gridDim.x) * blockDim.x)
-    if (idx[i] >= limit || (i && idx[i] <= idx[i - 1])) atomicOr(flag, 1u);
-}
-
-__device__ size_t lowerBound(const uint64_t* R, size_t n, uint64_t key) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (R[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+    if (badIndex(idx, i, limit)) atomicOr(flag, 1u);
 }
 
 template <typename E>
 __global__ void densifyKernel(const uint64_t* R, size_t nR, const uint64_t* idx, const E* val, size_t nnz, E* dense) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < nnz; i += size_t(gridDim.x) * blockDim.x)
-    dense[lowerBound(R, nR, idx[i])] = val[i];
+    dense[unionPos(R, nR, idx[i])] = val[i];
 }
 
 // One block row per (row i, column chunk): reads of Gc are coalesced, writes go
@@ -69,8 +61,6 @@ size_t cubBytes(size_t count) {
                                           int64_t(count)));
   return std::max(sortBytes, uniqueBytes);
 }
-
-}  // namespace
 
 void deviceCheckIndices(const uint64_t* idx, size_t nnz, uint64_t limit, unsigned* flag, void* stream) {
   OnDeviceOf on(flag);
@@ -122,5 +112,15 @@ void deviceScatterCompact(const void* Gc, const uint64_t* R, size_t nR, const ui
   });
   SC_CUDA_CHECK(cudaGetLastError());
 }
+
+const SparseDeviceSteps& steps() {
+  static const SparseDeviceSteps table{deviceCheckIndices, deviceSortUniqueTempBytes, deviceSortUnique,
+                                       deviceDensify, deviceScatterCompact};
+  return table;
+}
+
+}  // namespace
+
+SC_PROVIDE(sparseDeviceSteps, steps);
 
 }  // namespace sc::dsop

@@ -5,6 +5,7 @@
 // range takes the scalar path (still coalesced).
 #include <algorithm>
 
+#include "core/reduce_op.h"
 #include "reduce.cuh"
 
 namespace sc::kern {
@@ -83,18 +84,19 @@ cudaError_t byType(scDataType_t dt, G&& g) {
     case scUint32: return g(uint32_t{});
     case scInt64: return g(int64_t{});
     case scUint64: return g(uint64_t{});
-    case scFloat16: return g(dev::F16{});
+    case scFloat16: return g(Half{});
     case scFloat32: return g(float{});
     case scFloat64: return g(double{});
-    case scBfloat16: return g(dev::BF16{});
+    case scBfloat16: return g(BFloat16{});
     default: return cudaErrorInvalidValue;
   }
 }
 
+// The map kernel's binary form for divide (the second operand is never read).
 template <typename S>
-struct DivideBy {
-  int d;
-  __device__ __forceinline__ S operator()(S x, S) const { return dev::divide<S>(x, d); }
+struct DivideFirst {
+  DivideBy<S> f;
+  __device__ __forceinline__ S operator()(S x, S) const { return f(x); }
 };
 
 }  // namespace
@@ -106,13 +108,8 @@ cudaError_t reduce(void* dst, const void* a, const void* b, size_t n, scDataType
     S* d = static_cast<S*>(dst);
     const S* x = static_cast<const S*>(a);
     const S* y = static_cast<const S*>(b);
-    switch (op) {
-      case scSum: case scAvg: return launch(d, x, y, n, dev::Op<S, scSum>{}, stream, smCount);
-      case scProd: return launch(d, x, y, n, dev::Op<S, scProd>{}, stream, smCount);
-      case scMax: return launch(d, x, y, n, dev::Op<S, scMax>{}, stream, smCount);
-      case scMin: return launch(d, x, y, n, dev::Op<S, scMin>{}, stream, smCount);
-      default: return cudaErrorInvalidValue;
-    }
+    if (op < 0 || op >= scNumOps) return cudaErrorInvalidValue;
+    return withReduceOp<S>(op, [&](auto f) { return launch(d, x, y, n, f, stream, smCount); });
   });
 }
 
@@ -120,7 +117,7 @@ cudaError_t divide(void* buf, size_t n, scDataType_t dt, int divisor, cudaStream
   return byType(dt, [&](auto tag) -> cudaError_t {
     using S = decltype(tag);
     S* p = static_cast<S*>(buf);
-    return launch<false>(p, p, p, n, DivideBy<S>{divisor}, stream, smCount);
+    return launch<false>(p, p, p, n, DivideFirst<S>{{divisor}}, stream, smCount);
   });
 }
 

@@ -1,21 +1,17 @@
 // Device pieces of the sparse stream operations (kernels/sparse_ops.cu): the
-// element types, the functors CUB's algorithms are instantiated with, and the
-// two scatter kernels (scatters are neither scans nor sorts; everything else
-// is a CUB primitive).
+// functors CUB's algorithms are instantiated with and the kernels that are not
+// CUB primitives. The element logic is the host's (core/sorted_index.h,
+// core/reduce_op.h, sparse/stream.h's checkWord): the CPU reference runs the
+// same functions, so only the launching and the memory live here.
 #pragma once
 
 #include <cstdint>
 
-#include "reduce.cuh"
+#include "core/reduce_op.h"
+#include "core/sorted_index.h"
+#include "sparse/stream.h"
 
 namespace sc::sp::dev {
-
-using sc::dev::BF16;
-using sc::dev::F16;
-
-// The sum of the CPU backend, bit for bit (signed integers wrap as unsigned).
-template <typename T>
-using Sum = sc::dev::Op<T, scSum>;
 
 // Value bits, for operations that only move values (merge, sort, select).
 template <size_t N> struct Bits;
@@ -23,13 +19,6 @@ template <> struct Bits<1> { using type = uint8_t; };
 template <> struct Bits<2> { using type = uint16_t; };
 template <> struct Bits<4> { using type = uint32_t; };
 template <> struct Bits<8> { using type = unsigned long long; };
-
-template <typename T>
-__device__ __forceinline__ bool nonZero(T v) { return v != T(0); }  // NaN counts as non-zero
-template <>
-__device__ __forceinline__ bool nonZero<F16>(F16 v) { return (v.bits & 0x7fffu) != 0; }
-template <>
-__device__ __forceinline__ bool nonZero<BF16>(BF16 v) { return (v.bits & 0x7fffu) != 0; }
 
 struct Less {
   template <typename I>
@@ -40,27 +29,13 @@ struct MinU64 {
   __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const { return a < b ? a : b; }
 };
 
-// The input check at position i: (i << 4) | kind for the first failed check, else ~0.
+// The input check at position i: checkWord's error word, or kNoError.
 template <typename I>
 struct CheckAt {
   const I* idx;
   uint64_t dim;
   bool rangeOnly;
-  __device__ __forceinline__ uint64_t operator()(uint64_t i) const {
-    const I x = idx[i];
-    if (uint64_t(x) >= dim) return (i << 4) | 1;
-    if (!rangeOnly && i > 0) {
-      const I p = idx[i - 1];
-      if (x == p) return (i << 4) | 2;
-      if (x < p) return (i << 4) | 3;
-    }
-    return ~uint64_t(0);
-  }
-};
-
-template <typename I>
-struct Widen {
-  __device__ __forceinline__ unsigned long long operator()(I x) const { return (unsigned long long)x; }
+  __device__ __forceinline__ uint64_t operator()(uint64_t i) const { return checkWord(idx, i, dim, rangeOnly); }
 };
 
 // Position i of a dense range starting at global index lo, as an index.
@@ -83,39 +58,45 @@ struct NonZero {
   __device__ __forceinline__ bool operator()(T v) const { return nonZero(v); }
 };
 
-// dense[idx[i] - lo] = val[i]  (Add: dense[...] = dense[...] + val[i]). Indices are
-// unique, so no two threads touch one element.
+// Densify (Add = false) or scatter-add (Add = true) of n sparse entries.
 template <bool Add, typename I, typename T>
 __global__ void scatterKernel(const I* idx, const T* val, uint64_t n, uint64_t lo, T* dense) {
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
-  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const uint64_t j = uint64_t(idx[i]) - lo;
-    if constexpr (Add) dense[j] = Sum<T>()(dense[j], val[i]);
-    else dense[j] = val[i];
-  }
+  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    sorted::scatterAt<Add>(idx, val, i, lo, dense);
 }
 
-// Run heads of sorted keys: position i starts a run when it differs from i - 1.
+// Run heads of sorted keys.
 template <typename I>
 struct RunHead {
   const I* keys;
-  __device__ __forceinline__ bool operator()(uint64_t i) const { return i == 0 || keys[i] != keys[i - 1]; }
+  __device__ __forceinline__ bool operator()(uint64_t i) const { return sorted::runHead(keys, i); }
 };
 
-// One thread per run of equal keys: the run's values summed left to right, in
-// input order (the stable sort kept it), as the CPU reference does -- a tree
-// (CUB's ReduceByKey) rounds float16/bfloat16/float differently. Runs are
-// mostly short; the number of runs is on the device (*runs).
+// One thread per run of equal keys, its values summed in input order (the
+// stable sort kept it) as the CPU reference does. Runs are mostly short; the
+// number of runs is on the device (*runs).
 template <typename I, typename T>
 __global__ void foldRunsKernel(const I* keys, const T* vals, const uint64_t* starts, const uint64_t* runs, uint64_t n,
                                I* outKeys, T* outVals) {
   const uint64_t m = *runs, stride = uint64_t(gridDim.x) * blockDim.x;
   for (uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < m; r += stride) {
     const uint64_t b = starts[r], e = r + 1 < m ? starts[r + 1] : n;
-    T acc = vals[b];
-    for (uint64_t i = b + 1; i < e; ++i) acc = Sum<T>()(acc, vals[i]);
     outKeys[r] = keys[b];
-    outVals[r] = acc;
+    outVals[r] = sorted::sumRun<T>([vals](uint64_t i) { return vals[i]; }, b, e);
+  }
+}
+
+// The split of sorted indices into parts ranges (SparseOps::split): thread p
+// finds where part p starts and how many entries it holds, by the binary
+// searches of the CPU reference.
+template <typename I>
+__global__ void splitKernel(const I* idx, uint64_t n, const uint64_t* bounds, int parts, uint64_t* counts,
+                            uint64_t* offs) {
+  for (int p = blockIdx.x * blockDim.x + threadIdx.x; p <= parts; p += gridDim.x * blockDim.x) {
+    const uint64_t first = sorted::partStart(idx, n, bounds, parts, p);
+    offs[p] = first;
+    counts[p] = p < parts ? sorted::partStart(idx, n, bounds, parts, p + 1) - first : 0;
   }
 }
 

@@ -3,7 +3,7 @@
 //   merge-sum      DeviceMerge::MergePairs + DeviceReduce::ReduceByKey
 //   sort+coalesce  DeviceRadixSort::SortPairs (stable) + DeviceSelect::If (run heads) +
 //                  one in-order fold per run (sums round as the CPU's left-to-right sum)
-//   split          DeviceHistogram::HistogramRange (counting) + DeviceScan::ExclusiveSum
+//   split          one binary search per range boundary (the CPU reference's searches)
 //   sparsify       DeviceSelect::If (indices, then values with the same predicate)
 //   validate       DeviceReduce::Reduce (min of the first failed check)
 //   densify / scatter-add   one scatter kernel (sparse_kernels.cuh)
@@ -11,14 +11,14 @@
 // toHost(), which first waits for the stream (polled, bounded by the deadline).
 // Every operation makes env.device current through a DeviceScope, so the
 // caller's current device is restored on return.
-// Values that are only moved use their bit type (one instantiation per size).
+// Values that are only moved use their bit type (one instantiation per size);
+// values that are summed or tested use their storage type (core/dtype.h), with
+// the host's operators.
 #include <sched.h>
 
-#include <cub/device/device_histogram.cuh>
 #include <cub/device/device_merge.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -28,6 +28,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/cuda_util.h"
 #include "sparse/ops.h"
 #include "sparse_kernels.cuh"
 
@@ -36,22 +37,6 @@ namespace {
 
 using thrust::counting_iterator;
 using thrust::make_transform_iterator;
-
-// Calls f(T{}) with the device arithmetic type of t (signed integers sum as
-// their unsigned type: the same bits, defined overflow).
-template <typename F>
-void dispatchSum(scDataType_t t, F&& f) {
-  switch (t) {
-    case scInt8: case scUint8: f(uint8_t{}); break;
-    case scInt32: case scUint32: f(uint32_t{}); break;
-    case scInt64: case scUint64: f((unsigned long long){}); break;
-    case scFloat16: f(dev::F16{}); break;
-    case scBfloat16: f(dev::BF16{}); break;
-    case scFloat32: f(float{}); break;
-    case scFloat64: f(double{}); break;
-    default: SC_THROW(scInvalidArgument, "unknown data type ", int(t));
-  }
-}
 
 template <typename F>
 void dispatchBits(size_t vsz, F&& f) {
@@ -104,16 +89,16 @@ class CudaOps final : public SparseOps {
     if (n == 0) return writeCount(cnt, 0);
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);
-      I* tk = static_cast<I*>(scratch(1, n * isz));
+      I* tk = static_cast<I*>(scratch(kOpsKeys, n * isz));
       dispatchBits(vsz, [&](auto btag) {
         using B = decltype(btag);
-        B* tv = static_cast<B*>(scratch(2, n * vsz));
+        B* tv = static_cast<B*>(scratch(kOpsValues, n * vsz));
         cub([&](void* t, size_t& b) {
           return cub::DeviceRadixSort::SortPairs(t, b, static_cast<const I*>(idx), tk, static_cast<const B*>(val),
                                                  tv, int64_t(n), 0, int(8 * isz), stream_);
         }, "cub::DeviceRadixSort::SortPairs");
       });
-      foldRuns(tk, scratch(2, n * vsz), n, oi, ov, cnt);
+      foldRuns(tk, scratch(kOpsValues, n * vsz), n, oi, ov, cnt);
     });
   }
 
@@ -124,10 +109,10 @@ class CudaOps final : public SparseOps {
     if (n == 0) return writeCount(cnt, 0);
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);
-      I* tk = static_cast<I*>(scratch(1, n * isz));
+      I* tk = static_cast<I*>(scratch(kOpsKeys, n * isz));
       dispatchBits(vsz, [&](auto btag) {
         using B = decltype(btag);
-        B* tv = static_cast<B*>(scratch(2, n * vsz));
+        B* tv = static_cast<B*>(scratch(kOpsValues, n * vsz));
         // Stable: for an index in both, a's entry comes first (the reference's operand order).
         cub([&](void* t, size_t& b) {
           return cub::DeviceMerge::MergePairs(t, b, static_cast<const I*>(ai), static_cast<const B*>(av), int64_t(na),
@@ -135,7 +120,7 @@ class CudaOps final : public SparseOps {
                                               tv, dev::Less{}, stream_);
         }, "cub::DeviceMerge::MergePairs");
       });
-      reduceByKey(tk, scratch(2, n * vsz), n, oi, ov, cnt);
+      reduceByKey(tk, scratch(kOpsValues, n * vsz), n, oi, ov, cnt);
     });
   }
 
@@ -151,32 +136,24 @@ class CudaOps final : public SparseOps {
 
   void split(const void* idx, size_t n, const uint64_t* bounds, int parts, uint64_t* counts, uint64_t* offs) override {
     const DeviceScope on(env_.device);
-    SC_CUDA_CHECK(cudaMemsetAsync(counts, 0, size_t(parts + 1) * 8, stream_));
-    if (n > 0) {
-      // The bounds go to the device in stream order (kernel parameters, no host wait).
-      auto* levels = static_cast<unsigned long long*>(scratch(3, size_t(parts + 1) * 8));
-      fromHost(levels, bounds, size_t(parts + 1) * 8);
-      dispatchIdx(it, [&](auto itag) {
-        using I = decltype(itag);
-        auto samples = make_transform_iterator(static_cast<const I*>(idx), dev::Widen<I>{});
-        auto* hist = reinterpret_cast<unsigned long long*>(counts);
-        cub([&](void* t, size_t& b) {
-          return cub::DeviceHistogram::HistogramRange(t, b, samples, hist, parts + 1, levels, int64_t(n), stream_);
-        }, "cub::DeviceHistogram::HistogramRange (split)");
-      });
-    }
-    cub([&](void* t, size_t& b) {
-      return cub::DeviceScan::ExclusiveSum(t, b, counts, offs, int64_t(parts + 1), stream_);
-    }, "cub::DeviceScan::ExclusiveSum (split)");
+    // The bounds go to the device in stream order (kernel parameters, no host wait).
+    auto* levels = static_cast<uint64_t*>(scratch(kOpsWords, size_t(parts + 1) * 8));
+    fromHost(levels, bounds, size_t(parts + 1) * 8);
+    dispatchIdx(it, [&](auto itag) {
+      using I = decltype(itag);
+      dev::splitKernel<<<blocksFor(uint64_t(parts) + 1), kThreads, 0, stream_>>>(static_cast<const I*>(idx), n, levels,
+                                                                                  parts, counts, offs);
+      SC_CUDA_CHECK(cudaGetLastError());
+    });
   }
 
   void sparsify(const void* dense, size_t len, uint64_t lo, void* oi, void* ov, uint64_t* cnt) override {
     const DeviceScope on(env_.device);
     if (len == 0) return writeCount(cnt, 0);
-    uint64_t* again = static_cast<uint64_t*>(scratch(3, 8));
+    uint64_t* again = static_cast<uint64_t*>(scratch(kOpsWords, 8));
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);
-      dispatchSum(vt, [&](auto vtag) {
+      dispatchDtype(vt, [&](auto vtag) {
         using T = decltype(vtag);
         const T* d = static_cast<const T*>(dense);
         auto positions = make_transform_iterator(counting_iterator<uint64_t>(0), dev::IndexAt<I>{lo});
@@ -223,22 +200,22 @@ class CudaOps final : public SparseOps {
   void* scratch(int slot, size_t bytes) { return env_.scratch(slot, std::max<size_t>(bytes, 1)); }
   void writeCount(uint64_t* cnt, uint64_t v) { fromHost(cnt, &v, 8); }
 
-  // Two-phase CUB call: size query, then the run with scratch slot 0 as temp storage.
+  // Two-phase CUB call: size query, then the run with its temporary storage.
   template <typename Call>
   void cub(Call call, const char* what) {
     size_t bytes = 0;
     cudaCheck(call(nullptr, bytes), what, __FILE__, __LINE__);
-    cudaCheck(call(scratch(0, bytes), bytes), what, __FILE__, __LINE__);
+    cudaCheck(call(scratch(kOpsCubTemp, bytes), bytes), what, __FILE__, __LINE__);
   }
 
   // Sorted keys with duplicates (at most adjacent) -> unique keys and summed values.
   template <typename I>
   void reduceByKey(const I* keys, const void* vals, size_t n, void* oi, void* ov, uint64_t* cnt) {
-    dispatchSum(vt, [&](auto vtag) {
+    dispatchDtype(vt, [&](auto vtag) {
       using T = decltype(vtag);
       cub([&](void* t, size_t& b) {
         return cub::DeviceReduce::ReduceByKey(t, b, keys, static_cast<I*>(oi), static_cast<const T*>(vals),
-                                              static_cast<T*>(ov), cnt, dev::Sum<T>{}, int64_t(n), stream_);
+                                              static_cast<T*>(ov), cnt, Sum<T>{}, int64_t(n), stream_);
       }, "cub::DeviceReduce::ReduceByKey");
     });
   }
@@ -247,12 +224,12 @@ class CudaOps final : public SparseOps {
   // summed in order: run heads selected with CUB, then one sequential fold per run.
   template <typename I>
   void foldRuns(const I* keys, const void* vals, size_t n, void* oi, void* ov, uint64_t* cnt) {
-    auto* starts = reinterpret_cast<uint64_t*>(scratch(3, n * 8));
+    auto* starts = reinterpret_cast<uint64_t*>(scratch(kOpsWords, n * 8));
     cub([&](void* t, size_t& b) {
       return cub::DeviceSelect::If(t, b, counting_iterator<uint64_t>(0), starts, cnt, int64_t(n), dev::RunHead<I>{keys},
                                    stream_);
     }, "cub::DeviceSelect::If (run heads)");
-    dispatchSum(vt, [&](auto vtag) {
+    dispatchDtype(vt, [&](auto vtag) {
       using T = decltype(vtag);
       dev::foldRunsKernel<<<blocksFor(n), kThreads, 0, stream_>>>(keys, static_cast<const T*>(vals), starts, cnt,
                                                                    uint64_t(n), static_cast<I*>(oi),
@@ -267,7 +244,7 @@ class CudaOps final : public SparseOps {
     if (n == 0) return;
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);
-      dispatchSum(vt, [&](auto vtag) {
+      dispatchDtype(vt, [&](auto vtag) {
         using T = decltype(vtag);
         dev::scatterKernel<Add><<<blocksFor(n), kThreads, 0, stream_>>>(
             static_cast<const I*>(idx), static_cast<const T*>(val), n, lo, static_cast<T*>(dense));
@@ -280,10 +257,12 @@ class CudaOps final : public SparseOps {
   cudaStream_t stream_;
 };
 
-}  // namespace
-
-std::unique_ptr<SparseOps> makeCudaOps(scIndexType_t it, scDataType_t vt, const OpsEnv& env) {
+std::unique_ptr<SparseOps> makeOps(scIndexType_t it, scDataType_t vt, const OpsEnv& env) {
   return std::make_unique<CudaOps>(it, vt, env);
 }
+
+}  // namespace
+
+SC_PROVIDE(makeCudaOps, makeOps);
 
 }  // namespace sc::sp

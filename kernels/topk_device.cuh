@@ -1,6 +1,7 @@
 // Host-side plumbing shared by the top-k launchers (kernels/topk_approx.cu,
-// kernels/topk_exact.cu): the device scope, stream-ordered scratch memory, and
-// the one bounded wait that reads counts back. CUDA-only (nvcc).
+// kernels/topk_exact.cu): stream-ordered scratch memory and the one bounded
+// wait that reads counts back (the device scope: core/cuda_util.h). CUDA-only
+// (nvcc).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,28 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include "core/cuda_util.h"
 #include "core/deadline.h"
-#include "reduce.cuh"  // SC_CUDA_CHECK
 #include "topk/params.h"
 #include "topk_launch.cuh"
 
 namespace sc {
 namespace topk {
-
-// Makes `device` current for the scope of a launcher; restores the caller's.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    SC_CUDA_CHECK(cudaGetDevice(&prev_));
-    if (prev_ != device) SC_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceScope() { (void)cudaSetDevice(prev_); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int prev_ = 0;
-};
 
 // Scratch buffers from the device's stream-ordered pool: allocated on the
 // stream, released on the stream when the launcher returns (after everything it

@@ -102,6 +102,33 @@ void zeroBuffer(void* dst, size_t bytes, bool device) {
 #endif
 }
 
+void copyWithin(void* dst, const void* src, size_t bytes, bool device, void* stream) {
+  if (!device) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#ifdef SPARCOLL_HAVE_CUDA
+  cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)),
+            "cudaMemcpyAsync");
+#else
+  (void)stream;
+  noCuda("copyWithin");
+#endif
+}
+
+void setBytes(void* dst, int value, size_t bytes, bool device, void* stream) {
+  if (!device) {
+    std::memset(dst, value, bytes);
+    return;
+  }
+#ifdef SPARCOLL_HAVE_CUDA
+  cudaCheck(cudaMemsetAsync(dst, value, bytes, static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+#else
+  (void)stream;
+  noCuda("setBytes");
+#endif
+}
+
 int deviceCount() {
 #ifdef SPARCOLL_HAVE_CUDA
   int n = 0;

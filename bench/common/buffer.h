@@ -37,6 +37,11 @@ class Buffer {
 void copyToBuffer(void* dst, const void* hostSrc, size_t bytes, bool device);
 void copyFromBuffer(void* hostDst, const void* src, size_t bytes, bool device);
 void zeroBuffer(void* dst, size_t bytes, bool device);
+// Within one kind of memory, enqueued on `stream` for device memory (nullptr:
+// the default stream) so that event timing sees the copy alone; plain memcpy
+// and memset on the host.
+void copyWithin(void* dst, const void* src, size_t bytes, bool device, void* stream);
+void setBytes(void* dst, int value, size_t bytes, bool device, void* stream);
 
 // CUDA helpers; no-ops / zero without a CUDA build.
 int deviceCount();

@@ -1,16 +1,19 @@
-// Transport launch: one rank per MPI process (mpi, nccl under mpirun), one
-// thread per rank (local), or one single-process NCCL rank (nccl without
-// mpirun or without MPI), each with its own communicator, stream and buffers;
-// then the same per-rank sweep (sweep.cpp) everywhere.
+// Command line and transport launch: one rank per MPI process (mpi, nccl under
+// mpirun), one thread per rank (local), one single-process NCCL rank (nccl
+// without mpirun or without MPI), or one rank without a communicator (tools
+// without transports), each with its own stream and buffers; then the tool's
+// per-rank benchmark everywhere.
 #include "common/driver.h"
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
+
+#include "common/json.h"
+#include "common/table.h"
 
 #ifdef SPARCOLL_HAVE_MPI
 #include <mpi.h>
@@ -35,46 +38,34 @@ bool envRankZero() {
   return true;
 }
 
-// Bytes each of send/recv must hold: the largest layout over the run's types,
-// including the in-place windows at recv + offset * rank.
-size_t bufferBytes(const Options& o, Collective& coll, int nranks) {
-  size_t need = 0;
-  for (scDataType_t dt : o.dtypes) {
-    const size_t esz = sc::dtypeSize(dt);
-    const Layout L = coll.layout(o.maxBytes / esz, esz, nranks);
-    const size_t last = size_t(nranks - 1);
-    need = std::max({need, L.sendCount * esz, L.recvCount * esz, (L.sendInplaceOffset * last + L.sendCount) * esz,
-                     (L.recvInplaceOffset * last + L.recvCount) * esz});
+// MemAvailable of /proc/meminfo in bytes; 0 when unknown (no check then).
+double availableHostBytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  while (f >> key >> kb) {
+    if (key == "MemAvailable:") return kb * 1024;
+    f.ignore(256, '\n');
   }
-  return need;
+  return 0;
 }
 
-std::string rankLine(const RankState& rs, const std::string& host, const char* transport) {
-  char line[512];
-  if (rs.device) {
-    int pci = 0;
-    const std::string name = deviceName(rs.cudaDevice, &pci);
-    std::snprintf(line, sizeof line, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s", rs.rank, 0,
-                  int(getpid()), host.c_str(), rs.cudaDevice, pci, name.c_str());
-  } else {
-    std::snprintf(line, sizeof line, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] CPU (%s transport)",
-                  rs.rank, 0, int(getpid()), host.c_str(), -1, 0, transport);
-  }
-  return line;
+// Empty when `ranksHere` ranks of this tool fit in this machine's available memory.
+std::string hostMemoryProblem(const Tool& tool, const Options& o, int nranks, int ranksHere) {
+  const double need = tool.hostBytesPerRank(o, nranks) * ranksHere, avail = availableHostBytes();
+  if (avail <= 0 || need <= avail) return "";
+  return fmt("not enough host memory: %d rank%s on this machine need%s about %.1f GiB, %.1f GiB are available "
+             "(lower the largest size or the number of ranks)",
+             ranksHere, ranksHere == 1 ? "" : "s", ranksHere == 1 ? "s" : "", need / (1 << 30), avail / (1 << 30));
 }
 
-long long rankBody(Group& g, RankState& rs, const SweepContext& ctx) {
-  const size_t bytes = bufferBytes(ctx.o, ctx.coll, rs.nranks);
-  const int dev = rs.device ? rs.cudaDevice : -1;
-  rs.send = Buffer(bytes, dev);
-  rs.recv = Buffer(bytes, dev);
-  const auto lines = g.allgather(rankLine(rs, hostName(), transportName(ctx.info.transport)));
-  if (g.rank() == 0) {
-    if (!ctx.o.jsonFile.empty() && !std::ofstream(ctx.o.jsonFile))
-      fatal("cannot open '" + ctx.o.jsonFile + "' for writing (-J); the directory must exist");
-    Report(ctx.o, ctx.info).header(lines);
+long long rankBody(Tool& tool, Group& g, RankState& rs, const Options& o, const RunInfo& info) {
+  if (g.rank() == 0 && !o.jsonFile.empty()) {  // fail before the run, not after it
+    JsonLines probe;
+    std::string err;
+    if (!probe.open(o.jsonFile, &err)) fatal(err);
   }
-  return runRank(g, rs, ctx);
+  return tool.runRank(g, rs, Context{o, info});
 }
 
 // Rank rs works on CUDA device dev with a stream of its own.
@@ -85,18 +76,25 @@ void useDevice(RankState& rs, int dev) {
   rs.stream = createStream();
 }
 
-scConfig_t configFor(const Options& o) {
+scConfig_t configFor(const Tool& tool, const Options& o) {
   scConfig_t cfg = SC_CONFIG_INITIALIZER;
   cfg.transport = o.transport;
   cfg.timeoutSeconds = o.timeoutSeconds;
+  tool.configure(cfg, o);
   return cfg;
 }
 
-[[noreturn]] void initFailed(const char* what, scResult_t r) {
-  fatal(std::string(what) + " failed: " + scGetErrorString(r) + ": " + scGetLastError(nullptr));
+// "<what> failed: <error>: <detail>"; the library's detail usually starts
+// with the error's name already, which is then not repeated.
+std::string failure(const std::string& what, scResult_t r, scComm_t comm) {
+  const std::string err = scGetErrorString(r), detail = scGetLastError(comm);
+  if (detail.empty()) return what + " failed: " + err;
+  return what + " failed: " + (detail.rfind(err, 0) == 0 ? detail : err + ": " + detail);
 }
 
-long long runMpi(const Options& o, SweepContext& ctx, int* argc, char*** argv) {
+[[noreturn]] void initFailed(const char* what, scResult_t r) { fatal(failure(what, r, nullptr)); }
+
+long long runMpi(Tool& tool, const Options& o, RunInfo& info, int* argc, char*** argv) {
 #ifdef SPARCOLL_HAVE_MPI
 #ifndef SPARCOLL_HAVE_NCCL
   if (o.transport == scTransportNccl)
@@ -105,41 +103,50 @@ long long runMpi(const Options& o, SweepContext& ctx, int* argc, char*** argv) {
   MPI_Init(argc, argv);
   g_mpiActive = true;
   long long failed = 0;
+  std::string problem;
   {
     auto g = makeMpiGroup();
     RankState rs;
     rs.rank = g->rank();
     rs.nranks = g->size();
-    scConfig_t cfg = configFor(o);
-    if (o.transport == scTransportNccl) {
-      // One GPU per rank, chosen by node-local rank.
-      MPI_Comm node;
-      int localRank = 0;
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rs.rank, MPI_INFO_NULL, &node);
-      MPI_Comm_rank(node, &localRank);
-      MPI_Comm_free(&node);
-      const int ndev = deviceCount();
-      if (ndev == 0) fatal("rank " + std::to_string(rs.rank) + ": the nccl transport needs a GPU; none is visible");
-      useDevice(rs, localRank % ndev);
-      cfg.device = rs.cudaDevice;
+    MPI_Comm node;
+    int localRank = 0, localSize = 1;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rs.rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &localRank);
+    MPI_Comm_size(node, &localSize);
+    MPI_Comm_free(&node);
+    // Every rank decides the same: the first problem any rank sees.
+    for (const auto& p : g->allgather(hostMemoryProblem(tool, o, rs.nranks, localSize)))
+      if (problem.empty()) problem = p;
+    if (problem.empty()) {
+      scConfig_t cfg = configFor(tool, o);
+      if (o.transport == scTransportNccl) {  // one GPU per rank, chosen by node-local rank
+        const int ndev = deviceCount();
+        if (ndev == 0) fatal("rank " + std::to_string(rs.rank) + ": the nccl transport needs a GPU; none is visible");
+        useDevice(rs, localRank % ndev);
+        cfg.device = rs.cudaDevice;
+      }
+      info.nranks = rs.nranks;
+      info.device = rs.device;
+      const scResult_t r = scCommInitMpi(&rs.comm, nullptr, &cfg);
+      if (r != scSuccess) initFailed("scCommInitMpi", r);
+      try {
+        failed = rankBody(tool, *g, rs, o, info);
+      } catch (const UsageError& e) {
+        fatal("rank " + std::to_string(rs.rank) + ": " + e.msg);
+      } catch (const std::exception& e) {
+        fatal("rank " + std::to_string(rs.rank) + ": " + e.what());
+      }
+      scCommDestroy(rs.comm);
+      destroyStream(rs.stream);
     }
-    ctx.info.nranks = rs.nranks;
-    ctx.info.device = rs.device;
-    const scResult_t r = scCommInitMpi(&rs.comm, nullptr, &cfg);
-    if (r != scSuccess) initFailed("scCommInitMpi", r);
-    try {
-      failed = rankBody(*g, rs, ctx);
-    } catch (const UsageError& e) {
-      fatal("rank " + std::to_string(rs.rank) + ": " + e.msg);
-    }
-    scCommDestroy(rs.comm);
-    destroyStream(rs.stream);
   }
   MPI_Finalize();
   g_mpiActive = false;
+  if (!problem.empty()) throw UsageError{problem};
   return failed;
 #else
-  (void)o, (void)ctx, (void)argc, (void)argv;
+  (void)tool, (void)o, (void)info, (void)argc, (void)argv;
   throw UsageError{std::string("-t ") + transportName(o.transport) +
                    " needs an MPI build of sparcoll (SPARCOLL_MPI=ON); use -t local"};
 #endif
@@ -148,9 +155,9 @@ long long runMpi(const Options& o, SweepContext& ctx, int* argc, char*** argv) {
 // -t nccl outside mpirun (or in a build without MPI): one rank on GPU 0, its
 // communicator made NCCL-style (scGetUniqueId + scCommInitRank), so a GPU
 // machine without Open MPI still benchmarks the nccl transport.
-long long runNcclSingle(const Options& o, SweepContext& ctx) {
+long long runNcclSingle(Tool& tool, const Options& o, RunInfo& info) {
 #ifndef SPARCOLL_HAVE_NCCL
-  (void)o, (void)ctx;
+  (void)tool, (void)o, (void)info;
   throw UsageError{"-t nccl needs a build with CUDA and NCCL (SPARCOLL_CUDA=ON SPARCOLL_NCCL=ON)"};
 #else
 #ifndef SPARCOLL_HAVE_MPI
@@ -160,15 +167,14 @@ long long runNcclSingle(const Options& o, SweepContext& ctx) {
       throw UsageError{"this build has no MPI: -t nccl runs one rank in one process; launch it without mpirun"};
 #endif
   if (deviceCount() == 0) throw UsageError{"-t nccl: no CUDA device is visible"};
+  if (const auto p = hostMemoryProblem(tool, o, 1, 1); !p.empty()) throw UsageError{p};
   ThreadHub hub(1);
   ThreadGroup g(hub, 0);
   RankState rs;
-  rs.rank = 0;
-  rs.nranks = 1;
   useDevice(rs, 0);
-  ctx.info.nranks = 1;
-  ctx.info.device = true;
-  scConfig_t cfg = configFor(o);
+  info.nranks = 1;
+  info.device = true;
+  scConfig_t cfg = configFor(tool, o);
   cfg.device = rs.cudaDevice;
   scUniqueId id;
   scResult_t r = scGetUniqueId(&id);
@@ -177,7 +183,7 @@ long long runNcclSingle(const Options& o, SweepContext& ctx) {
   if (r != scSuccess) initFailed("scCommInitRank", r);
   long long failed = 0;
   try {
-    failed = rankBody(g, rs, ctx);
+    failed = rankBody(tool, g, rs, o, info);
   } catch (const UsageError& e) {
     fatal(e.msg);
   }
@@ -187,19 +193,20 @@ long long runNcclSingle(const Options& o, SweepContext& ctx) {
 #endif
 }
 
-long long runLocal(const Options& o, SweepContext& ctx) {
+long long runLocal(Tool& tool, const Options& o, RunInfo& info) {
   const int P = o.localRanks;
   std::vector<int> devices;
   if (o.deviceBuffers) {
     const int ndev = deviceCount();
-    if (ndev == 0) throw UsageError{"-D 1: no CUDA device is visible"};
+    if (ndev == 0) throw UsageError{o.deviceFlag + ": no CUDA device is visible"};
     for (int i = 0; i < P; ++i) devices.push_back(i % ndev);
   }
-  ctx.info.nranks = P;
-  ctx.info.nthreads = P;
-  ctx.info.device = o.deviceBuffers;
+  if (const auto p = hostMemoryProblem(tool, o, P, P); !p.empty()) throw UsageError{p};
+  info.nranks = P;
+  info.nthreads = P;
+  info.device = o.deviceBuffers;
   std::vector<scComm_t> comms(P, nullptr);
-  scConfig_t cfg = configFor(o);
+  scConfig_t cfg = configFor(tool, o);
   const scResult_t r = scCommInitLocal(comms.data(), P, devices.empty() ? nullptr : devices.data(), &cfg);
   if (r != scSuccess) initFailed("scCommInitLocal", r);
 
@@ -215,16 +222,29 @@ long long runLocal(const Options& o, SweepContext& ctx) {
         rs.nranks = P;
         rs.comm = comms[rank];
         if (o.deviceBuffers) useDevice(rs, devices[rank]);
-        failed[rank] = rankBody(g, rs, ctx);
+        failed[rank] = rankBody(tool, g, rs, o, info);
         destroyStream(rs.stream);
       } catch (const UsageError& e) {
         fatal("rank " + std::to_string(rank) + ": " + e.msg);
+      } catch (const std::exception& e) {
+        fatal("rank " + std::to_string(rank) + ": " + e.what());
       }
     });
   }
   for (auto& t : threads) t.join();
   for (auto c : comms) scCommDestroy(c);
   return failed[0];
+}
+
+// Tools without a communicator: one rank in this process; the tool picks
+// its memory. Errors propagate to run() like usage errors.
+long long runAlone(Tool& tool, const Options& o, RunInfo& info) {
+  if (const auto p = hostMemoryProblem(tool, o, 1, 1); !p.empty()) throw UsageError{p};
+  ThreadHub hub(1);
+  ThreadGroup g(hub, 0);
+  RankState rs;
+  info.nranks = 1;
+  return rankBody(tool, g, rs, o, info);
 }
 
 }  // namespace
@@ -239,31 +259,68 @@ void fatal(const std::string& msg) {
   std::_Exit(2);
 }
 
-int run(int argc, char** argv, Collective& coll) {
-  const ToolSpec spec = coll.spec();
-  Options o;
+void callFailed(const RankState& rs, const std::string& what, scResult_t r) {
+  const bool ranked = rs.comm || rs.nranks > 1;  // tools without ranks have no "rank 0" to name
+  fatal((ranked ? "rank " + std::to_string(rs.rank) + ": " : std::string()) + failure(what, r, rs.comm));
+}
+
+std::vector<size_t> sweepSizes(const Options& o) {
+  if (!o.sizeList.empty()) return o.sizeList;
+  std::vector<size_t> sizes;
+  for (size_t s = o.minBytes; s <= o.maxBytes;) {
+    sizes.push_back(s);
+    const size_t next = o.stepFactor > 1 ? (s ? s * o.stepFactor : 1) : s + o.stepBytes;
+    if (next <= s) break;  // overflow, or a zero step with min == max
+    s = next;
+  }
+  return sizes;
+}
+
+std::string rankLine(const RankState& rs, const RunInfo& info) {
+  const int pid = int(getpid());
+  if (rs.device) {
+    int pci = 0;
+    const std::string name = deviceName(rs.cudaDevice, &pci);
+    return fmt("#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s", rs.rank, 0, pid, hostName().c_str(),
+               rs.cudaDevice, pci, name.c_str());
+  }
+  return fmt("#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] CPU (%s transport)", rs.rank, 0, pid,
+             hostName().c_str(), -1, 0, transportName(info.transport));
+}
+
+int run(int argc, char** argv, Tool& tool) {
+  const ToolSpec spec = tool.spec();
   try {
-    bool help = false;
-    std::string text;
-    o = parseArgs(argc, argv, spec, &help, &text);
-    if (help) {
-      if (envRankZero()) std::printf("%s", text.c_str());
+    Options o;
+    if (!spec.algorithms.empty()) o.algorithms = {spec.algorithms.front()};
+    FlagSet own;
+    tool.addFlags(own, o);
+    FlagSet flags = commonFlags(o, spec);
+    flags.append(own);
+    if (!flags.parse(argc, argv)) {
+      if (envRankZero())
+        std::printf("%s", flags.usage("USAGE: " + std::string(spec.name) + " [options]   " + spec.about).c_str());
       return 0;
     }
+    finishOptions(o, spec, flags);
+    tool.validate(o);
     setlinebuf(stdout);
-    SweepContext ctx{o, coll,
-                     RunInfo{spec.name, spec.collective, o.transport, 1, 1, false, spec.hasOp, spec.baseline}};
+    RunInfo info{spec.name, spec.collective, o.transport, 1, 1, false, spec.hasOp, spec.baseline};
 #ifdef SPARCOLL_HAVE_MPI
     const bool underMpirun = launchedByMpi();
 #else
     const bool underMpirun = false;
 #endif
-    const long long failed = o.transport == scTransportLocal                 ? runLocal(o, ctx)
-                             : o.transport == scTransportNccl && !underMpirun ? runNcclSingle(o, ctx)
-                                                                              : runMpi(o, ctx, &argc, &argv);
+    const long long failed = o.noComm                                         ? runAlone(tool, o, info)
+                             : o.transport == scTransportLocal                 ? runLocal(tool, o, info)
+                             : o.transport == scTransportNccl && !underMpirun ? runNcclSingle(tool, o, info)
+                                                                              : runMpi(tool, o, info, &argc, &argv);
     return failed ? 1 : 0;
   } catch (const UsageError& e) {
     if (envRankZero()) std::fprintf(stderr, "%s: %s\n", spec.name, e.msg.c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    if (envRankZero()) std::fprintf(stderr, "%s: %s\n", spec.name, e.what());
     return 2;
   }
 }

@@ -1,41 +1,35 @@
-// The benchmark driver shared by every perf tool. A tool is a Collective
-// (collective.h) and a two-line main:
+// The benchmark driver shared by every perf tool. A tool is a Tool (tool.h),
+// usually a Collective (collective.h), and a two-line main:
 //
-//   int main(int argc, char** argv) { MyCollective c; return scbench::run(argc, argv, c); }
+//   int main(int argc, char** argv) { MyTool t; return scbench::run(argc, argv, t); }
 //
-// run() parses the nccl-tests command line, starts the transport (MPI ranks,
-// NCCL ranks with one GPU each, or local threads), allocates each rank's
-// buffers, sweeps sizes for every (algorithm, type, op), times, checks,
-// reports, and returns the exit status: 0, 1 when results were wrong, 2 on
-// usage or runtime errors.
+// run() parses the command line (the shared flags the tool takes and its
+// own), starts the transport (MPI ranks, NCCL ranks with one GPU each, local
+// threads, or no ranks for tools without a communicator), checks that the
+// host memory suffices, runs the tool on every rank and returns the exit
+// status: 0, 1 when results were wrong, 2 on usage or runtime errors.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/collective.h"
-#include "common/group.h"
-#include "common/report.h"
 
 namespace scbench {
 
-int run(int argc, char** argv, Collective& coll);
-
-// What the per-rank loop needs besides its rank.
-struct SweepContext {
-  const Options& o;
-  Collective& coll;
-  RunInfo info;
-};
-
-// The size sweep on one rank: every block, rank 0 prints. Returns the number
-// of (rank, test) pairs with wrong results, identical on every rank.
-long long runRank(Group& g, RankState& rs, const SweepContext& ctx);
+int run(int argc, char** argv, Tool& tool);
 
 // Ends the whole run from any rank/thread after an unrecoverable failure
 // (MPI_Abort under MPI, _Exit(2) otherwise), after printing msg on stderr.
 [[noreturn]] void fatal(const std::string& msg);
+// fatal() for a failed library call: what, the error and the library's last message.
+[[noreturn]] void callFailed(const RankState& rs, const std::string& what, scResult_t r);
 
-// The sizes of the sweep: min, then *factor (or +step) while <= max.
+// The sizes of the sweep: Options::sizeList when set, else min, then *factor
+// (or +step) while <= max.
 std::vector<size_t> sweepSizes(const Options& o);
+
+// nccl-tests' "#  Rank ..." line describing this rank and its device.
+std::string rankLine(const RankState& rs, const RunInfo& info);
 
 }  // namespace scbench

@@ -1,11 +1,7 @@
 #include "common/options.h"
 
-#include <getopt.h>
-
-#include <cerrno>
+#include <algorithm>
 #include <cstdlib>
-#include <cstring>
-#include <sstream>
 
 namespace scbench {
 namespace {
@@ -13,34 +9,9 @@ namespace {
 const char* kTypeNames[scNumTypes] = {"int8", "uint8", "int32", "uint32", "int64",
                                       "uint64", "half", "float", "double", "bfloat16"};
 const char* kOpNames[scNumOps] = {"sum", "prod", "max", "min", "avg"};
+const char* kCombineNames[] = {"rank0", "mean", "min", "max"};
 
 [[noreturn]] void usageError(const std::string& m) { throw UsageError{m}; }
-
-long parseInt(const char* s, const char* what, long lo, long hi) {
-  char* end = nullptr;
-  errno = 0;
-  const long v = std::strtol(s, &end, 0);
-  if (errno || !end || *end || end == s || v < lo || v > hi) {
-    std::ostringstream os;
-    os << "invalid value '" << s << "' for " << what << " (expected an integer in [" << lo << ", " << hi << "])";
-    usageError(os.str());
-  }
-  return v;
-}
-
-std::vector<std::string> splitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : s + ",") {
-    if (ch == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (ch != ' ') {
-      cur += ch;
-    }
-  }
-  return out;
-}
 
 // nccl-tests names first, then sparcoll's (float32, f16, bf16, ...).
 bool parseType(const std::string& s, scDataType_t* t) {
@@ -55,40 +26,172 @@ bool parseType(const std::string& s, scDataType_t* t) {
   return false;
 }
 
-std::string usage(const ToolSpec& spec) {
-  std::ostringstream os;
-  os << "USAGE: " << spec.name << " [options]   (nccl-tests compatible; sizes accept K/M/G)\n"
-     << "  -b,--minbytes <size>        smallest size (default 32M)\n"
-     << "  -e,--maxbytes <size>        largest size (default 32M)\n"
-     << "  -i,--stepbytes <size>       fixed increment (used when -f is not given)\n"
-     << "  -f,--stepfactor <n>         multiplication factor between sizes (default 2)\n"
-     << "  -n,--iters <n>              timed iterations (default 20)\n"
-     << "  -w,--warmup_iters <n>       warmup iterations (default 5)\n"
-     << "  -m,--agg_iters <n>          calls per timed iteration (default 1)\n"
-     << "  -c,--check <n>              checked iterations per size, 0 = no check (default 1)\n"
-     << "  -d,--datatype <type|all>    int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
-     << "  -o,--op <op|all>            sum prod max min avg (default sum)\n"
-     << "  -r,--root <n>               accepted for compatibility (no root in these collectives)\n"
-     << "  -a,--average <0|1|2|3>      combine per-rank times: rank0, mean, min, max (default 3 = max)\n"
-     << "  -z,--blocking <0|1>         accepted; ignored\n"
-     << "  -g,--ngpus <1>              GPUs per rank; must be 1\n"
-     << "  -G,--cudagraph <0>          CUDA graphs are not supported; must be 0\n"
-     << "  -C,--report_cputime <0|1>   report the time until the calls return (before the stream sync)\n"
-     << "  -T,--timeout <s>            deadline of each call in seconds (default: library's, 300)\n"
-     << "  -J,--output_file <file>     JSON lines, one per (algorithm, type, op, size, in-place)\n"
-     << "sparcoll options:\n"
-     << "  -t,--transport <mpi|nccl|local>  default: mpi under mpirun, else local; nccl outside\n"
-     << "                              mpirun: one rank on GPU 0 (scGetUniqueId + scCommInitRank)\n"
-     << "  -p,--nranks <n>             ranks (threads) of the local transport (default 4)\n"
-     << "  -D,--device_buffers <0|1>   local transport on GPU buffers (default 0)\n"
-     << "  -A,--algorithms <list>      comma-separated, one block each; accepted:";
-  for (const auto& a : spec.algorithms) os << ' ' << a;
-  os << " (default " << spec.algorithms.front() << ")\n"
-     << "  -h,--help\n";
-  return os.str();
+std::vector<scDataType_t> acceptedTypes(const ToolSpec& spec) {
+  if (!spec.types.empty()) return spec.types;
+  std::vector<scDataType_t> all;
+  for (int t = 0; t < scNumTypes; ++t) all.push_back(scDataType_t(t));
+  return all;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep, const std::string& last) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? last : sep) + v[i];
+  return s;
+}
+
+void setTypes(Options& o, const ToolSpec& spec, const std::string& v) {
+  const auto ok = acceptedTypes(spec);
+  std::vector<std::string> names;
+  for (auto t : ok) names.push_back(typeName(t));
+  o.dtypes.clear();
+  if (v == "all" && !spec.oneType) {
+    o.dtypes = ok;
+    return;
+  }
+  for (const auto& n : splitList(v)) {
+    scDataType_t t;
+    if (!parseType(n, &t))
+      usageError("unknown data type '" + n + "' for -d (" + join(names, " ", " ") + (spec.oneType ? "" : " all") + ")");
+    if (std::find(ok.begin(), ok.end(), t) == ok.end())
+      usageError("data type '" + n + "' is not supported by " + spec.name + " (accepted: " + join(names, " ", " ") +
+                 ")");
+    o.dtypes.push_back(t);
+  }
+  if (o.dtypes.empty()) usageError("-d needs a data type");
+  if (spec.oneType && o.dtypes.size() > 1) usageError(std::string("-d takes one data type in ") + spec.name);
+}
+
+void setOps(Options& o, const std::string& v) {
+  o.ops.clear();
+  if (v == "all") {
+    for (int p = 0; p < scNumOps; ++p) o.ops.push_back(scRedOp_t(p));
+    return;
+  }
+  for (const auto& n : splitList(v)) {
+    const auto* p = std::find(std::begin(kOpNames), std::end(kOpNames), n);
+    if (p == std::end(kOpNames)) usageError("unknown reduction op '" + n + "' for -o (sum prod max min avg all)");
+    o.ops.push_back(scRedOp_t(p - std::begin(kOpNames)));
+  }
+  if (o.ops.empty()) usageError("-o needs an op");
+}
+
+void setAlgorithms(Options& o, const ToolSpec& spec, const std::string& v) {
+  std::vector<std::string> algos;
+  for (const auto& n : splitList(v)) {
+    if (std::find(spec.algorithms.begin(), spec.algorithms.end(), n) == spec.algorithms.end())
+      usageError("algorithm '" + n + "' is not available in " + spec.name + " (accepted: " +
+                 join(spec.algorithms, " ", " ") + ")");
+    if (std::find(algos.begin(), algos.end(), n) == algos.end()) algos.push_back(n);
+  }
+  if (algos.empty()) usageError("-A needs at least one algorithm");
+  o.algorithms = algos;
+}
+
+void setTransport(Options& o, const ToolSpec& spec, const std::string& v) {
+  std::vector<std::string> names;
+  for (auto t : spec.transports) {
+    names.push_back(transportName(t));
+    if (v == names.back()) {
+      o.transport = t;
+      return;
+    }
+  }
+  usageError("-t takes " + join(names, ", ", " or ") + ", got '" + v +
+             "' (nccl-tests' -t is the thread count; sparcoll's local ranks are set with -p)");
 }
 
 }  // namespace
+
+FlagSet commonFlags(Options& o, const ToolSpec& spec) {
+  auto num = [](long v) { return std::to_string(v); };
+  const bool nccl = std::find(spec.transports.begin(), spec.transports.end(), scTransportNccl) != spec.transports.end();
+  std::vector<std::string> types, transports;
+  for (auto t : acceptedTypes(spec)) types.push_back(typeName(t));
+  for (auto t : spec.transports) transports.push_back(transportName(t));
+  FlagSet f;
+  f.add({'b', "minbytes", "<size>", "smallest size (default " + formatSize(o.minBytes) + ")",
+         [&o](const std::string& v) { o.minBytes = parseSize(v, "-b (minbytes)"); }});
+  f.add({'e', "maxbytes", "<size>", "largest size (default " + formatSize(o.maxBytes) + ")",
+         [&o](const std::string& v) { o.maxBytes = parseSize(v, "-e (maxbytes)"); }});
+  f.add({'i', "stepbytes", "<size>", "fixed increment (used when -f is not given)",
+         [&o](const std::string& v) { o.stepBytes = parseSize(v, "-i (stepbytes)"); }});
+  f.add({'f', "stepfactor", "<n>", "multiplication factor between sizes (default " + num(long(o.stepFactor)) + ")",
+         [&o](const std::string& v) { o.stepFactor = size_t(parseInt(v, "-f (stepfactor)", 1, 1 << 20)); }});
+  f.add({'n', "iters", "<n>", "timed iterations (default " + num(o.iters) + ")",
+         [&o](const std::string& v) { o.iters = int(parseInt(v, "-n (iters)", 1, 1 << 30)); }});
+  f.add({'w', "warmup_iters", "<n>", "warmup iterations (default " + num(o.warmupIters) + ")",
+         [&o](const std::string& v) { o.warmupIters = int(parseInt(v, "-w (warmup_iters)", 0, 1 << 30)); }});
+  f.add({'m', "agg_iters", "<n>", "calls per timed iteration (default " + num(o.aggIters) + ")",
+         [&o](const std::string& v) { o.aggIters = int(parseInt(v, "-m (agg_iters)", 1, 1 << 20)); }});
+  f.add({'c', "check", "<n>", "checked iterations per size, 0 = no check (default " + num(o.check) + ")",
+         [&o](const std::string& v) { o.check = int(parseInt(v, "-c (check)", 0, 1 << 20)); }});
+  f.add({'d', "datatype", spec.oneType ? "<type>" : "<type|all>", join(types, " ", " "),
+         [&o, &spec](const std::string& v) { setTypes(o, spec, v); }});
+  f.add({'o', "op", "<op|all>", std::string("sum prod max min avg (default ") + opName(o.ops.front()) + ")",
+         [&o](const std::string& v) { setOps(o, v); }});
+  f.add({'r', "root", "<n>", "accepted for compatibility (no root in these collectives)",
+         [&o](const std::string& v) { o.root = int(parseInt(v, "-r (root)", -1, 1 << 30)); }});
+  f.add({'a', "average", "<0|1|2|3>",
+         "combine per-rank times: rank0, mean, min, max (default " + num(int(o.combine)) + " = " +
+             kCombineNames[int(o.combine)] + ")",
+         [&o](const std::string& v) { o.combine = Combine(parseInt(v, "-a (average)", 0, 3)); }});
+  f.add({'z', "blocking", "<0|1>", "accepted; ignored",
+         [&o](const std::string& v) { o.blocking = int(parseInt(v, "-z (blocking)", 0, 1)); }});
+  f.add({'g', "ngpus", "<1>", "GPUs per rank; must be 1", [&o](const std::string& v) {
+           o.ngpus = int(parseInt(v, "-g (ngpus)", 1, 1 << 20));
+           if (o.ngpus != 1)
+             usageError("-g must be 1: sparcoll runs one rank per GPU (use more MPI ranks, or -t local -p N -D 1)");
+         }});
+  f.add({'G', "cudagraph", "<0>", "CUDA graphs are not supported; must be 0", [&o](const std::string& v) {
+           o.cudaGraph = int(parseInt(v, "-G (cudagraph)", 0, 1 << 20));
+           if (o.cudaGraph) usageError("-G: CUDA graph capture is not supported (sparcoll calls may wait on the host)");
+         }});
+  f.add({'C', "report_cputime", "<0|1>", "report the time until the calls return (before the stream sync)",
+         [&o](const std::string& v) { o.reportCpuTime = int(parseInt(v, "-C (report_cputime)", 0, 1)); }});
+  f.add({'T', "timeout", "<s>", "deadline of each call in seconds (default: library's, 300)",
+         [&o](const std::string& v) { o.timeoutSeconds = parseNumber(v, "-T (timeout)", 0, 1 << 30); }});
+  f.add({'J', "output_file", "<file>", "JSON lines, one per (algorithm, type, op, size, in-place)",
+         [&o](const std::string& v) { o.jsonFile = v; }});
+  f.section("sparcoll options:");
+  f.add({'t', "transport", "<" + join(transports, "|", "|") + ">",
+         nccl ? "default: mpi under mpirun, else local; nccl outside\n"
+                "mpirun: one rank on GPU 0 (scGetUniqueId + scCommInitRank)"
+              : "default: mpi under mpirun, else local",
+         [&o, &spec](const std::string& v) { setTransport(o, spec, v); }});
+  f.add({'p', "nranks", "<n>", "ranks (threads) of the local transport (default " + num(o.localRanks) + ")",
+         [&o](const std::string& v) { o.localRanks = int(parseInt(v, "-p (nranks)", 1, 4096)); }});
+  f.add({'D', "device_buffers", "<0|1>",
+         "local transport on GPU buffers (default " + num(o.deviceBuffers) + ")",
+         [&o](const std::string& v) { o.deviceBuffers = parseInt(v, "-D (device_buffers)", 0, 1) != 0; }});
+  std::string algos = "comma-separated, one block each; accepted:";
+  for (const auto& a : spec.algorithms) algos += " " + a;
+  std::string defaults;
+  for (const auto& a : o.algorithms) defaults += (defaults.empty() ? "" : ",") + a;
+  f.add({'A', "algorithms", "<list>", algos + " (default " + defaults + ")",
+         [&o, &spec](const std::string& v) { setAlgorithms(o, spec, v); }});
+  f.keepOnly(spec.flags);
+  return f;
+}
+
+void finishOptions(Options& o, const ToolSpec& spec, const FlagSet& flags) {
+  if (o.minBytes > o.maxBytes) usageError("invalid sizes: minbytes (-b) is larger than maxbytes (-e)");
+  if (flags.given('i') && !flags.given('f')) o.stepFactor = 1;  // -i alone: fixed increments, as in nccl-tests
+  if (o.sizeList.empty() && o.stepFactor <= 1 && o.minBytes != o.maxBytes) {
+    if (!flags.has('i')) usageError("-f must be at least 2 (there is no fixed increment -i here)");
+    if (o.stepBytes == 0) usageError("-i 0 with -f 1 would never reach maxbytes");
+  }
+  if (!spec.hasOp) o.ops = {scSum};
+  if (spec.transports.empty()) {
+    o.noComm = true;
+    return;
+  }
+  if (!flags.given('t')) o.transport = launchedByMpi() ? scTransportMpi : scTransportLocal;
+  if (o.transport == scTransportNccl) o.deviceBuffers = true;
+  const bool nccl = std::find(spec.transports.begin(), spec.transports.end(), scTransportNccl) != spec.transports.end();
+  if (o.transport == scTransportMpi && o.deviceBuffers)
+    usageError(o.deviceFlag + (nccl ? " needs the local or nccl transport" : " needs the local transport") +
+               " (the mpi transport works on host buffers)");
+}
 
 const char* typeName(scDataType_t t) { return t >= 0 && t < scNumTypes ? kTypeNames[t] : "?"; }
 const char* opName(scRedOp_t op) { return op >= 0 && op < scNumOps ? kOpNames[op] : "?"; }
@@ -100,152 +203,6 @@ bool launchedByMpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(v)) return true;
   return false;
-}
-
-size_t parseSize(const std::string& s, const char* what) {
-  // nccl-tests' parsesize: a number and an optional K/M/G suffix (powers of 1024).
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  double unit = 1;
-  if (end && *end) {
-    switch (*end) {
-      case 'k': case 'K': unit = 1024.0; break;
-      case 'm': case 'M': unit = 1024.0 * 1024; break;
-      case 'g': case 'G': unit = 1024.0 * 1024 * 1024; break;
-      default: unit = -1;
-    }
-    if (end[1] != '\0' && !(end[1] == 'B' && end[2] == '\0')) unit = -1;
-  }
-  if (errno || end == s.c_str() || unit < 0 || !(v >= 0) || v * unit > 1e18)
-    usageError("invalid size '" + s + "' for " + what + " (examples: 8, 1K, 64M, 1G)");
-  return size_t(v * unit);
-}
-
-Options parseArgs(int argc, char** argv, const ToolSpec& spec, bool* help, std::string* helpText) {
-  Options o;
-  *help = false;
-  bool factorGiven = false, stepGiven = false, transportGiven = false;
-  std::vector<std::string> algos;
-  static const option longopts[] = {
-      {"minbytes", required_argument, nullptr, 'b'},   {"maxbytes", required_argument, nullptr, 'e'},
-      {"stepbytes", required_argument, nullptr, 'i'},  {"stepfactor", required_argument, nullptr, 'f'},
-      {"iters", required_argument, nullptr, 'n'},      {"warmup_iters", required_argument, nullptr, 'w'},
-      {"agg_iters", required_argument, nullptr, 'm'},  {"check", required_argument, nullptr, 'c'},
-      {"datatype", required_argument, nullptr, 'd'},   {"op", required_argument, nullptr, 'o'},
-      {"root", required_argument, nullptr, 'r'},       {"average", required_argument, nullptr, 'a'},
-      {"blocking", required_argument, nullptr, 'z'},   {"ngpus", required_argument, nullptr, 'g'},
-      {"cudagraph", required_argument, nullptr, 'G'},  {"report_cputime", required_argument, nullptr, 'C'},
-      {"timeout", required_argument, nullptr, 'T'},    {"output_file", required_argument, nullptr, 'J'},
-      {"transport", required_argument, nullptr, 't'},  {"nranks", required_argument, nullptr, 'p'},
-      {"device_buffers", required_argument, nullptr, 'D'}, {"algorithms", required_argument, nullptr, 'A'},
-      {"inject-error", no_argument, nullptr, 1000},    {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0}};
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, ":b:e:i:f:n:w:m:c:d:o:r:a:z:g:G:C:T:J:t:p:D:A:h", longopts, nullptr)) != -1) {
-    switch (c) {
-      case 'b': o.minBytes = parseSize(optarg, "-b (minbytes)"); break;
-      case 'e': o.maxBytes = parseSize(optarg, "-e (maxbytes)"); break;
-      case 'i': o.stepBytes = parseSize(optarg, "-i (stepbytes)"); stepGiven = true; break;
-      case 'f': o.stepFactor = size_t(parseInt(optarg, "-f (stepfactor)", 1, 1 << 20)); factorGiven = true; break;
-      case 'n': o.iters = int(parseInt(optarg, "-n (iters)", 1, 1 << 30)); break;
-      case 'w': o.warmupIters = int(parseInt(optarg, "-w (warmup_iters)", 0, 1 << 30)); break;
-      case 'm': o.aggIters = int(parseInt(optarg, "-m (agg_iters)", 1, 1 << 20)); break;
-      case 'c': o.check = int(parseInt(optarg, "-c (check)", 0, 1 << 20)); break;
-      case 'd': {
-        o.dtypes.clear();
-        if (std::strcmp(optarg, "all") == 0) {
-          for (int t = 0; t < scNumTypes; ++t) o.dtypes.push_back(scDataType_t(t));
-          break;
-        }
-        for (const auto& n : splitList(optarg)) {
-          scDataType_t t;
-          if (!parseType(n, &t))
-            usageError("unknown data type '" + n + "' for -d (int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 all)");
-          o.dtypes.push_back(t);
-        }
-        if (o.dtypes.empty()) usageError("-d needs a data type");
-        break;
-      }
-      case 'o': {
-        o.ops.clear();
-        if (std::strcmp(optarg, "all") == 0) {
-          for (int p = 0; p < scNumOps; ++p) o.ops.push_back(scRedOp_t(p));
-          break;
-        }
-        for (const auto& n : splitList(optarg)) {
-          int found = -1;
-          for (int p = 0; p < scNumOps; ++p)
-            if (n == kOpNames[p]) found = p;
-          if (found < 0) usageError("unknown reduction op '" + n + "' for -o (sum prod max min avg all)");
-          o.ops.push_back(scRedOp_t(found));
-        }
-        if (o.ops.empty()) usageError("-o needs an op");
-        break;
-      }
-      case 'r': o.root = int(parseInt(optarg, "-r (root)", -1, 1 << 30)); break;
-      case 'a': o.combine = Combine(parseInt(optarg, "-a (average)", 0, 3)); break;
-      case 'z': o.blocking = int(parseInt(optarg, "-z (blocking)", 0, 1)); break;
-      case 'g':
-        o.ngpus = int(parseInt(optarg, "-g (ngpus)", 1, 1 << 20));
-        if (o.ngpus != 1) usageError("-g must be 1: sparcoll runs one rank per GPU (use more MPI ranks, or -t local -p N -D 1)");
-        break;
-      case 'G':
-        o.cudaGraph = int(parseInt(optarg, "-G (cudagraph)", 0, 1 << 20));
-        if (o.cudaGraph) usageError("-G: CUDA graph capture is not supported (sparcoll calls may wait on the host)");
-        break;
-      case 'C': o.reportCpuTime = int(parseInt(optarg, "-C (report_cputime)", 0, 1)); break;
-      case 'T': o.timeoutSeconds = double(parseInt(optarg, "-T (timeout)", 0, 1 << 30)); break;
-      case 'J': o.jsonFile = optarg; break;
-      case 't':
-        transportGiven = true;
-        if (std::strcmp(optarg, "mpi") == 0) o.transport = scTransportMpi;
-        else if (std::strcmp(optarg, "nccl") == 0) o.transport = scTransportNccl;
-        else if (std::strcmp(optarg, "local") == 0) o.transport = scTransportLocal;
-        else
-          usageError(std::string("-t takes mpi, nccl or local, got '") + optarg +
-                     "' (nccl-tests' -t is the thread count; sparcoll's local ranks are set with -p)");
-        break;
-      case 'p': o.localRanks = int(parseInt(optarg, "-p (nranks)", 1, 4096)); break;
-      case 'D': o.deviceBuffers = parseInt(optarg, "-D (device_buffers)", 0, 1) != 0; break;
-      case 'A':
-        for (const auto& n : splitList(optarg)) {
-          bool ok = false;
-          for (const auto& a : spec.algorithms) ok = ok || a == n;
-          if (!ok) {
-            std::string list;
-            for (const auto& a : spec.algorithms) list += " " + a;
-            usageError("algorithm '" + n + "' is not available in " + spec.name + " (accepted:" + list + ")");
-          }
-          bool dup = false;
-          for (const auto& a : algos) dup = dup || a == n;
-          if (!dup) algos.push_back(n);
-        }
-        if (algos.empty()) usageError("-A needs at least one algorithm");
-        break;
-      case 1000: o.injectError = true; break;
-      case 'h': *help = true; *helpText = usage(spec); return o;
-      case ':':
-        usageError(std::string("option '") + argv[optind - 1] + "' needs a value (see -h)");
-      default:
-        usageError(std::string("unknown option '") + (optind > 0 && optind <= argc ? argv[optind - 1] : "?") +
-                   "' (see -h)");
-    }
-  }
-  if (optind < argc) usageError(std::string("unexpected argument '") + argv[optind] + "' (see -h)");
-  if (o.minBytes > o.maxBytes) usageError("invalid sizes: minbytes (-b) is larger than maxbytes (-e)");
-  if (stepGiven && !factorGiven) o.stepFactor = 1;  // -i alone: fixed increments, as in nccl-tests
-  if (o.stepFactor <= 1 && o.stepBytes == 0 && o.minBytes != o.maxBytes)
-    usageError("-i 0 with -f 1 would never reach maxbytes");
-  if (!spec.hasOp) o.ops = {scSum};
-  o.algorithms = algos.empty() ? std::vector<std::string>{spec.algorithms.front()} : algos;
-  if (!transportGiven) o.transport = launchedByMpi() ? scTransportMpi : scTransportLocal;
-  if (o.transport == scTransportNccl) o.deviceBuffers = true;
-  if (o.transport == scTransportMpi && o.deviceBuffers)
-    usageError("-D 1 needs the local or nccl transport (the mpi transport works on host buffers)");
-  return o;
 }
 
 }  // namespace scbench

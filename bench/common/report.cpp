@@ -1,14 +1,11 @@
 #include "common/report.h"
 
-#include <cmath>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <tuple>
 
-#ifdef SCBENCH_HAVE_JSON
-#include <nlohmann/json.hpp>
-#endif
+#include "common/json.h"
+#include "common/table.h"
 
 namespace scbench {
 
@@ -29,6 +26,22 @@ std::string ratio(double num, double den) {
   char b[32];
   std::snprintf(b, sizeof b, "%.3f", num / den);
   return b;
+}
+
+// nccl-tests' columns: size, count, type, redop, root, then time, algbw,
+// busbw and #wrong out of place and in place. t: "time" or "cputime".
+Table blockTable(const char* t) {
+  std::vector<Column> cols{{"size", 12, 0}, {"count", 12, 2}, {"type", 8, 2}, {"redop", 6, 2}, {"root", 6, 2}};
+  for (int side = 0; side < 2; ++side)
+    for (Column c : {Column{t, 7, 2}, Column{"algbw", 6, 2}, Column{"busbw", 6, 2}, Column{"#wrong", 5, 2, false, 1}})
+      cols.push_back(c);
+  return Table(cols);
+}
+
+Table summaryTable(const std::string& base) {
+  return Table({{"size", 12, 0}, {"type", 8, 2}, {"redop", 6, 2}, {"algorithm", 13, 2, true}, {"oop(us)", 9, 1},
+                {"ip(us)", 9, 1}, {"oop/" + base, 10, 2}, {"ip/" + base, 10, 1}, {"speedup", 8, 1},
+                {"sent/rank(B)", 14, 2}, {"sent/size", 9, 1}});
 }
 
 }  // namespace
@@ -61,28 +74,28 @@ void Report::header(const std::vector<std::string>& rankLines) {
 }
 
 void Report::beginBlock(const std::string& algorithm) {
-  const char* t = o_.reportCpuTime ? "cputime" : "time";
+  const Table t = blockTable(o_.reportCpuTime ? "cputime" : "time");
   std::fprintf(out_, "# Algorithm: %s\n#\n", algorithm.c_str());
-  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
-               "", "", "");
-  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type",
-               "redop", "root", t, "algbw", "busbw", "#wrong", t, "algbw", "busbw", "#wrong");
-  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "",
-               "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  std::fprintf(out_, "%s           out-of-place                       in-place          \n",
+               t.row({"", "", "", "", ""}, "# ").c_str());
+  std::fprintf(out_, "%s\n", t.titles("# ").c_str());
+  std::fprintf(out_, "%s\n",
+               t.row({"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""},
+                     "# ")
+                   .c_str());
   std::fflush(out_);
 }
 
 void Report::row(const Result& oop, const Result& ip) {
-  std::fprintf(out_, "%12zu  %12zu  %8s  %6s  %6i", oop.bytes, oop.count, typeName(oop.dtype),
-               info_.hasOp ? opName(oop.op) : "none", -1);
+  std::vector<std::string> cells{fmt("%zu", oop.bytes), fmt("%zu", oop.count), typeName(oop.dtype),
+                                 info_.hasOp ? opName(oop.op) : "none", "-1"};
   for (const Result* r : {&oop, &ip}) {
-    const double t = o_.reportCpuTime ? r->cpuTimeUs : r->timeUs;
-    if (r->wrong >= 0)
-      std::fprintf(out_, "  %7s  %6.2f  %6.2f  %5lld", formatTime(t).c_str(), r->algbw, r->busbw, (long long)r->wrong);
-    else
-      std::fprintf(out_, "  %7s  %6.2f  %6.2f  %5s", formatTime(t).c_str(), r->algbw, r->busbw, "N/A");
+    cells.push_back(formatTime(o_.reportCpuTime ? r->cpuTimeUs : r->timeUs));
+    cells.push_back(fmt("%.2f", r->algbw));
+    cells.push_back(fmt("%.2f", r->busbw));
+    cells.push_back(r->wrong >= 0 ? fmt("%lld", (long long)r->wrong) : "N/A");
   }
-  std::fprintf(out_, "\n");
+  std::fprintf(out_, "%s\n", blockTable("time").row(cells).c_str());
   std::fflush(out_);
 }
 
@@ -101,9 +114,8 @@ void Report::summary(const std::vector<Result>& all) {
                "# speedup = %s time / time (out-of-place); sent = bytes sent per rank per call by sparcoll's "
                "schedules\n# (max over ranks; native calls are not counted); sent/size = sent / size\n",
                o_.reportCpuTime ? "cputime" : "time", base.c_str(), base.c_str(), base.c_str());
-  std::fprintf(out_, "# %10s  %8s  %6s  %-13s %9s %9s  %10s %10s %8s  %14s %9s\n", "size", "type", "redop", "algorithm",
-               "oop(us)", "ip(us)", ("oop/" + base).c_str(), ("ip/" + base).c_str(), "speedup", "sent/rank(B)",
-               "sent/size");
+  const Table table = summaryTable(base);
+  std::fprintf(out_, "%s\n", table.titles("# ").c_str());
   // Rows grouped by (type, op, size), algorithms in command-line order.
   std::map<std::tuple<int, int, size_t>, std::vector<std::pair<const Result*, const Result*>>> groups;
   std::vector<std::tuple<int, int, size_t>> order;
@@ -133,12 +145,11 @@ void Report::summary(const std::vector<Result>& all) {
         std::snprintf(sent, sizeof sent, "%.0f", oop->sentMax);
         if (oop->bytes) std::snprintf(perSize, sizeof perSize, "%.3f", oop->sentMax / double(oop->bytes));
       }
-      std::fprintf(out_, "# %10zu  %8s  %6s  %-13s %9s %9s  %10s %10s %8s  %14s %9s\n", oop->bytes,
-                   typeName(oop->dtype), info_.hasOp ? opName(oop->op) : "none", oop->algorithm.c_str(),
-                   formatTime(time(oop)).c_str(), ip ? formatTime(time(ip)).c_str() : "-",
-                   isNative ? "-" : ratio(time(oop), time(nOop)).c_str(),
-                   isNative ? "-" : ratio(time(ip), time(nIp)).c_str(),
-                   isNative ? "-" : ratio(time(nOop), time(oop)).c_str(), sent, perSize);
+      const std::vector<std::string> cells{
+          fmt("%zu", oop->bytes), typeName(oop->dtype), info_.hasOp ? opName(oop->op) : "none", oop->algorithm,
+          formatTime(time(oop)), ip ? formatTime(time(ip)) : "-", isNative ? "-" : ratio(time(oop), time(nOop)),
+          isNative ? "-" : ratio(time(ip), time(nIp)), isNative ? "-" : ratio(time(nOop), time(oop)), sent, perSize};
+      std::fprintf(out_, "%s\n", table.row(cells, "# ").c_str());
     }
   }
   std::fprintf(out_, "#\n");
@@ -146,63 +157,33 @@ void Report::summary(const std::vector<Result>& all) {
 }
 
 bool Report::writeJson(const std::vector<Result>& all, const std::string& path, std::string* err) {
-#ifdef SCBENCH_HAVE_JSON
-  std::ofstream f(path);
-  if (!f) {
-    *err = "cannot open '" + path + "' for writing";
-    return false;
-  }
   const auto native = baselineIndex(all, info_.baseline);
   char stamp[64];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
+  std::vector<JsonObject> lines;
   for (const auto& r : all) {
-    nlohmann::ordered_json j;
-    j["tool"] = info_.tool;
-    j["collective"] = info_.collective;
-    j["algorithm"] = r.algorithm;
-    j["transport"] = transportName(info_.transport);
-    j["nranks"] = info_.nranks;
-    j["device_buffers"] = info_.device;
-    j["type"] = typeName(r.dtype);
-    j["redop"] = info_.hasOp ? opName(r.op) : "none";
-    j["root"] = -1;
-    j["size_bytes"] = r.bytes;
-    j["count"] = r.count;
-    j["in_place"] = r.inPlace;
-    j["time_us"] = r.timeUs;
-    j["cputime_us"] = r.cpuTimeUs;
-    j["algbw_gbps"] = r.algbw;
-    j["busbw_gbps"] = r.busbw;
-    j["wrong"] = r.wrong >= 0 ? nlohmann::ordered_json(r.wrong) : nlohmann::ordered_json(nullptr);
-    j["bytes_sent_per_rank_avg"] = r.sentAvg;
-    j["bytes_sent_per_rank_max"] = r.sentMax;
-    j["msgs_sent_per_rank_max"] = r.msgsMax;
-    j["traffic_counted"] = r.algorithm != "native";
+    JsonObject j;
+    j.add("tool", info_.tool).add("collective", info_.collective).add("algorithm", r.algorithm);
+    j.add("transport", transportName(info_.transport)).add("nranks", info_.nranks).add("device_buffers", info_.device);
+    j.add("type", typeName(r.dtype)).add("redop", info_.hasOp ? opName(r.op) : "none").add("root", -1);
+    j.add("size_bytes", r.bytes).add("count", r.count).add("in_place", r.inPlace);
+    j.add("time_us", r.timeUs).add("cputime_us", r.cpuTimeUs).add("algbw_gbps", r.algbw).add("busbw_gbps", r.busbw);
+    if (r.wrong >= 0) j.add("wrong", r.wrong);
+    else j.add("wrong", nullptr);
+    j.add("bytes_sent_per_rank_avg", r.sentAvg).add("bytes_sent_per_rank_max", r.sentMax);
+    j.add("msgs_sent_per_rank_max", r.msgsMax).add("traffic_counted", r.algorithm != "native");
     const auto n = native.find(keyOf(r));
     if (n != native.end() && r.algorithm != info_.baseline && n->second->timeUs > 0 && r.timeUs > 0) {
-      j["baseline"] = info_.baseline;
-      j["baseline_time_us"] = n->second->timeUs;
-      j["time_ratio_to_baseline"] = r.timeUs / n->second->timeUs;
-      j["speedup_vs_baseline"] = n->second->timeUs / r.timeUs;
+      j.add("baseline", info_.baseline).add("baseline_time_us", n->second->timeUs);
+      j.add("time_ratio_to_baseline", r.timeUs / n->second->timeUs);
+      j.add("speedup_vs_baseline", n->second->timeUs / r.timeUs);
     }
-    j["iters"] = o_.iters;
-    j["warmup_iters"] = o_.warmupIters;
-    j["agg_iters"] = o_.aggIters;
-    j["time_combine"] = int(o_.combine);
-    j["timestamp"] = stamp;
-    f << j.dump() << '\n';
+    j.add("iters", o_.iters).add("warmup_iters", o_.warmupIters).add("agg_iters", o_.aggIters);
+    j.add("time_combine", int(o_.combine)).add("timestamp", std::string(stamp));
+    lines.push_back(std::move(j));
   }
-  if (!f) {
-    *err = "error writing '" + path + "'";
-    return false;
-  }
-  return true;
-#else
-  (void)all;
-  *err = "JSON output (-J) needs nlohmann_json at build time; it was not found (" + path + " not written)";
-  return false;
-#endif
+  return writeJsonLines(path, lines, err);
 }
 
 }  // namespace scbench

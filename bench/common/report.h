@@ -1,4 +1,4 @@
-// Output of the benchmark tools (rank 0 only): nccl-tests' header, table rows
+// Output of the Collective tools (rank 0 only): nccl-tests' header, table rows
 // and footer, one block per algorithm; then a summary comparing algorithms
 // (time ratio to native, bytes sent per rank) and optional JSON lines.
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/options.h"
+#include "common/rank.h"
 
 namespace scbench {
 
@@ -24,17 +24,6 @@ struct Result {
   int64_t wrong = -1;                // wrong elements summed over ranks; -1: not checked
   double sentAvg = 0, sentMax = 0;   // bytes sent per rank per call (mean / max over ranks)
   double msgsMax = 0;                // messages sent per rank per call (max over ranks)
-};
-
-// Facts about the run printed in headers and JSON.
-struct RunInfo {
-  std::string tool;        // "all_reduce_perf"
-  std::string collective;  // "AllReduce"
-  scTransport_t transport;
-  int nranks = 1, nthreads = 1;
-  bool device = false;
-  bool hasOp = true;
-  std::string baseline = "native";  // algorithm the ratios are relative to
 };
 
 class Report {

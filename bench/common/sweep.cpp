@@ -1,33 +1,31 @@
-// The per-rank benchmark loop, following nccl-tests' TimeTest/BenchTime:
+// The Collective tools' per-rank loop, following nccl-tests' TimeTest/BenchTime:
 // warm up at the largest and smallest size, then per size and in-place mode:
 // init, one untimed call, barrier, `iters` timed iterations of `agg` calls,
 // time per call combined over ranks (-a), then `check` verified calls.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
+#include "common/collective.h"
 #include "common/driver.h"
+#include "common/report.h"
+#include "common/timing.h"
 
 namespace scbench {
 
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 class RankRunner {
  public:
-  RankRunner(Group& g, RankState& rs, const SweepContext& ctx) : g_(g), rs_(rs), x_(ctx), o_(ctx.o) {}
+  RankRunner(Group& g, RankState& rs, Collective& coll, const Context& ctx)
+      : g_(g), rs_(rs), coll_(coll), info_(ctx.info), o_(ctx.o) {}
 
   void call(const Case& c) {
-    const scResult_t r = x_.coll.run(rs_, c);
+    const scResult_t r = coll_.run(rs_, c);
     if (r != scSuccess)
-      fatal("rank " + std::to_string(rs_.rank) + ": " + x_.info.collective + " (algorithm " + c.algorithm + ", " +
-            typeName(c.dtype) + ", " + std::to_string(c.layout.paramCount) + " elements" +
-            (c.inPlace ? ", in place" : "") + ") failed: " + scGetErrorString(r) + ": " + scGetLastError(rs_.comm));
+      callFailed(rs_, info_.collective + " (algorithm " + c.algorithm + ", " + typeName(c.dtype) + ", " +
+                          std::to_string(c.layout.paramCount) + " elements" + (c.inPlace ? ", in place" : "") + ")",
+                 r);
   }
-  void complete() { syncStream(rs_.stream); }
 
   // Debug aid (--inject-error): flips bits of one result element on the last rank.
   void corrupt(const Case& c) {
@@ -40,22 +38,11 @@ class RankRunner {
   }
 
   Result benchTime(Case c, double sizeBytes) {
-    if (o_.check) x_.coll.init(rs_, c);
+    if (o_.check) coll_.init(rs_, c);
     call(c);  // untimed: first-touch, scratch growth, connection setup
-    complete();
-    g_.barrier();
+    rs_.sync();
+    const Timing t = timeCalls(g_, rs_, long(o_.iters) * o_.aggIters, o_.combine, [&] { call(c); });
 
-    scCommResetStats(rs_.comm);
-    const double t0 = now();
-    for (int it = 0; it < o_.iters; ++it)
-      for (int a = 0; a < o_.aggIters; ++a) call(c);
-    const double cpu = now() - t0;
-    complete();
-    const double wall = now() - t0;
-    scStats_t st{};
-    scCommGetStats(rs_.comm, &st);
-
-    const double calls = double(o_.iters) * o_.aggIters;
     Result r;
     r.algorithm = c.algorithm;
     r.dtype = c.dtype;
@@ -63,25 +50,25 @@ class RankRunner {
     r.bytes = size_t(sizeBytes);
     r.count = c.layout.paramCount;
     r.inPlace = c.inPlace;
-    r.timeUs = g_.combine(wall / calls, o_.combine) * 1e6;
-    r.cpuTimeUs = g_.combine(cpu / calls, o_.combine) * 1e6;
+    r.timeUs = t.timeUs;
+    r.cpuTimeUs = t.cpuTimeUs;
     const double sec = (o_.reportCpuTime ? r.cpuTimeUs : r.timeUs) * 1e-6;
     r.algbw = sec > 0 ? sizeBytes / 1e9 / sec : 0;
-    r.busbw = r.algbw * x_.coll.busFactor(rs_.nranks);
-    r.sentAvg = g_.combine(double(st.bytesSent) / calls, Combine::Avg);
-    r.sentMax = g_.max(double(st.bytesSent) / calls);
-    r.msgsMax = g_.max(double(st.msgsSent) / calls);
+    r.busbw = r.algbw * coll_.busFactor(rs_.nranks);
+    r.sentAvg = t.sentAvg;
+    r.sentMax = t.sentMax;
+    r.msgsMax = t.msgsMax;
     g_.barrier();
 
     if (o_.check) {
       r.wrong = 0;
       for (int k = 0; k < o_.check; ++k) {
         c.seed = ++rep_;
-        x_.coll.init(rs_, c);
+        coll_.init(rs_, c);
         call(c);
-        complete();
+        rs_.sync();
         corrupt(c);
-        const uint64_t mine = x_.coll.check(rs_, c);
+        const uint64_t mine = coll_.check(rs_, c);
         if (mine) ++rankErrors_;
         r.wrong = (long long)g_.sum(double(mine));
         if (r.wrong) break;
@@ -93,10 +80,10 @@ class RankRunner {
   // nccl-tests' warmup: `warmupIters` out-of-place calls at the largest and smallest size.
   void warmup(Case c, size_t count0, size_t count1) {
     for (size_t count : {count1, count0}) {
-      c.layout = x_.coll.layout(count, c.esz, rs_.nranks);
+      c.layout = coll_.layout(count, c.esz, rs_.nranks);
       c.inPlace = false;
       for (int i = 0; i < o_.warmupIters; ++i) call(c);
-      complete();
+      rs_.sync();
     }
   }
 
@@ -105,7 +92,8 @@ class RankRunner {
  private:
   Group& g_;
   RankState& rs_;
-  const SweepContext& x_;
+  Collective& coll_;
+  const RunInfo& info_;
   const Options& o_;
   uint64_t rep_ = 100;
   long long rankErrors_ = 0;
@@ -113,26 +101,43 @@ class RankRunner {
 
 }  // namespace
 
-std::vector<size_t> sweepSizes(const Options& o) {
-  std::vector<size_t> sizes;
-  for (size_t s = o.minBytes; s <= o.maxBytes;) {
-    sizes.push_back(s);
-    const size_t next = o.stepFactor > 1 ? (s ? s * o.stepFactor : 1) : s + o.stepBytes;
-    if (next <= s) break;  // overflow, or a zero step with min == max
-    s = next;
-  }
-  return sizes;
+void Collective::addFlags(FlagSet& flags, Options& o) {
+  // Proves that the checker and the exit status work: corrupts one result
+  // element before each check.
+  flags.add({0, "inject-error", "", "", [&o](const std::string&) { o.injectError = true; }, true});
 }
 
-long long runRank(Group& g, RankState& rs, const SweepContext& ctx) {
+size_t Collective::bufferBytes(const Options& o, int nranks) const {
+  size_t need = 0;
+  for (scDataType_t dt : o.dtypes) {
+    const size_t esz = sc::dtypeSize(dt);
+    const Layout L = layout(o.maxBytes / esz, esz, nranks);
+    const size_t last = size_t(nranks - 1);
+    need = std::max({need, L.sendCount * esz, L.recvCount * esz, (L.sendInplaceOffset * last + L.sendCount) * esz,
+                     (L.recvInplaceOffset * last + L.recvCount) * esz});
+  }
+  return need;
+}
+
+double Collective::hostBytesPerRank(const Options& o, int nranks) const {
+  // send + recv on the host, or the staging copy of device buffers.
+  return double(bufferBytes(o, nranks)) * (o.deviceBuffers ? 1 : 2);
+}
+
+long long Collective::runRank(Group& g, RankState& rs, const Context& ctx) {
   const Options& o = ctx.o;
+  const size_t capacity = bufferBytes(o, rs.nranks);
+  rs.send = rs.alloc(capacity);
+  rs.recv = rs.alloc(capacity);
+  const auto lines = g.allgather(rankLine(rs, ctx.info));
   const bool root = g.rank() == 0;
   Report report(o, ctx.info);
+  if (root) report.header(lines);
+
   std::vector<Result> all;
-  RankRunner runner(g, rs, ctx);
+  RankRunner runner(g, rs, *this, ctx);
   const auto sizes = sweepSizes(o);
   long long failed = 0;
-
   for (const auto& algo : o.algorithms) {
     if (root) report.beginBlock(algo);
     const long long errorsBefore = runner.rankErrors();
@@ -143,7 +148,7 @@ long long runRank(Group& g, RankState& rs, const SweepContext& ctx) {
         Case c{dt, op, algo, Layout{}, sc::dtypeSize(dt), false, 99};
         runner.warmup(c, o.minBytes / c.esz, o.maxBytes / c.esz);
         for (size_t size : sizes) {
-          c.layout = ctx.coll.layout(size / c.esz, c.esz, rs.nranks);
+          c.layout = layout(size / c.esz, c.esz, rs.nranks);
           const double bytes = double(std::max(c.layout.sendCount, c.layout.recvCount) * c.esz);
           Result res[2];
           for (int ip = 0; ip < 2; ++ip) {

@@ -79,19 +79,38 @@ void fillValues(void* dst, uint64_t n, scDataType_t dt, F value) {
   });
 }
 
-// Number of i < n whose stored bits differ from want(i) converted to `dt` (host memory).
+// How a result element is compared with the expected value: bit for bit (the
+// dense checks: one exact answer), or by value (-0.0 == 0.0, as when products
+// of signed inputs may leave a negative zero the reference does not).
+enum class Match { Bits, Value };
+
+// Number of i < n whose stored element differs from want(i) converted to `dt` (host memory).
 template <typename F>
-uint64_t countWrong(const void* got, uint64_t n, scDataType_t dt, F want) {
+uint64_t countWrong(const void* got, uint64_t n, scDataType_t dt, F want, Match m = Match::Bits) {
   return sc::dispatchDtype(dt, [&](auto tag) {
     using T = decltype(tag);
     const T* p = static_cast<const T*>(got);
     uint64_t wrong = 0;
     for (uint64_t i = 0; i < n; ++i) {
+      if (m == Match::Value) {
+        wrong += sc::toDouble<T>(p[i]) != want(i);
+        continue;
+      }
       const T w = sc::fromDouble<T>(want(i));
       wrong += std::memcmp(&w, p + i, sizeof(T)) != 0;
     }
     return wrong;
   });
+}
+
+// Number of the n elements of `esz` bytes in which a and b differ (host memory):
+// a result against a reference computed by another algorithm.
+inline uint64_t countDiffering(const void* a, const void* b, uint64_t n, size_t esz) {
+  const char* x = static_cast<const char*>(a);
+  const char* y = static_cast<const char*>(b);
+  uint64_t wrong = 0;
+  for (uint64_t i = 0; i < n; ++i) wrong += std::memcmp(x + i * esz, y + i * esz, esz) != 0;
+  return wrong;
 }
 
 }  // namespace scbench

@@ -100,7 +100,7 @@ extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvc
     }
     switch (a) {
       case scAlgoRing: {
-        char* work = c.scratch(2, total);
+        char* work = c.scratch(Scratch::Work, total);
         ringReduceScatter(c, send, work, Blocks{total, size_t(c.size)});
         c.copy(recv, c.at(work, c.rank * recvcount), recvcount);
         break;

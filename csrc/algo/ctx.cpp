@@ -8,6 +8,10 @@ std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) {
   for (const auto& o : ops) {
     if (o.kind == P2POp::Send) { comm.stats.bytesSent += o.bytes; comm.stats.msgsSent++; }
     else { comm.stats.bytesRecv += o.bytes; comm.stats.msgsRecv++; }
+    if (o.kind == P2POp::Send && nodeOf && (*nodeOf)[size_t(o.peer)] != (*nodeOf)[size_t(rank)]) {
+      comm.stats.interNodeBytesSent += o.bytes;
+      comm.stats.interNodeMsgsSent++;
+    }
   }
   return comm.transport->post(ops, stream, dl);
 }

@@ -35,6 +35,9 @@ class Ctx {
   const int rank, size;
   void* const stream;
   const Deadline dl;
+  // Node of every rank, when the schedule knows them: post() then counts the
+  // messages that cross nodes (scStats_t.interNode*).
+  const std::vector<int>* nodeOf = nullptr;
 
   // Element pointer arithmetic on untyped buffers.
   char* at(void* base, size_t elem) const { return static_cast<char*>(base) + elem * esz; }
@@ -48,6 +51,9 @@ class Ctx {
   void sendrecv(int to, const void* sbuf, size_t selems, int from, void* rbuf, size_t relems) {
     exchange({send(to, sbuf, selems), recv(from, rbuf, relems)});
   }
+  // A round with one send, or one receive, of n elements.
+  void sendTo(int peer, const void* buf, size_t n) { exchange({send(peer, buf, n)}); }
+  void recvFrom(int peer, void* buf, size_t n) { exchange({recv(peer, buf, n)}); }
   P2POp send(int to, const void* buf, size_t elems) const {
     return {P2POp::Send, to, const_cast<void*>(buf), to < 0 ? 0 : elems * esz};
   }
@@ -62,10 +68,14 @@ class Ctx {
   void copy(void* dst, const void* src, size_t n) {
     if (n && dst != src) comm.backend->copy(dst, src, n * esz, stream);
   }
-  char* scratch(int slot, size_t elems) { return comm.scratch(slot, std::max<size_t>(elems * esz, 1), stream); }
+  // The communicator's scratch buffer of `slot`, with room for elems elements.
+  char* scratch(Scratch slot, size_t elems) { return comm.scratch(slot, std::max<size_t>(elems * esz, 1), stream); }
   // Elements per pipeline slice (ring schedules).
   size_t sliceElems() const { return std::max<size_t>(1, comm.pipelineBytes() / esz); }
 };
+
+// a mod p in [0, p) for any sign of a: ring neighbours and block numbers.
+inline int mod(int a, int p) { return ((a % p) + p) % p; }
 
 // Largest power of two <= p.
 inline int pow2Floor(int p) {

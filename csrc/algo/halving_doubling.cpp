@@ -6,29 +6,49 @@
 
 namespace sc {
 
+Pieces vectorPieces(const Fold& f, size_t count) {
+  const Blocks B{count, size_t(f.p2)};
+  Pieces pc(f.p2 + 1);
+  for (int i = 0; i <= f.p2; ++i) pc[i] = i < f.p2 ? B.off(i) : count;
+  return pc;
+}
+
+Pieces rankBlockPieces(const Fold& f, size_t blockLen) {
+  Pieces pc(f.p2 + 1);
+  for (int i = 0; i <= f.p2; ++i) pc[i] = size_t(f.firstOld(i)) * blockLen;
+  return pc;
+}
+
+HalvingStage halvingStage(const Fold& f, const Pieces& pc, int nr, int lo, int d) {
+  HalvingStage s;
+  s.partner = nr ^ d;
+  s.peer = f.oldRank(s.partner);
+  s.lower = (nr & d) == 0;
+  s.keepLo = s.lower ? lo : lo + d;
+  s.giveLo = s.lower ? lo + d : lo;
+  s.keepOff = pc[s.keepLo];
+  s.keepLen = pc[s.keepLo + d] - s.keepOff;
+  s.giveOff = pc[s.giveLo];
+  s.giveLen = pc[s.giveLo + d] - s.giveOff;
+  return s;
+}
+
 void halvingOnPieces(Ctx& c, const Fold& f, const void* mine, void* work, const Pieces& pc) {
   const int nr = f.newRank(c.rank);
-  int lo = 0, hi = f.p2;  // pieces this rank is still responsible for
+  int lo = 0;  // this rank is responsible for pieces [lo, lo + 2d) before stage d
   const void* cur = mine;
   for (int d = f.p2 / 2; d >= 1; d /= 2) {
-    const int partner = nr ^ d;
-    const bool lower = (nr & d) == 0;
-    const int keepLo = lower ? lo : lo + d, giveLo = lower ? lo + d : lo;
-    const size_t keepOff = pc[keepLo], keepLen = pc[keepLo + d] - keepOff;
-    const size_t giveOff = pc[giveLo], giveLen = pc[giveLo + d] - giveOff;
-    char* tmp = c.scratch(3, keepLen);
-    const int peer = f.oldRank(partner);
-    c.sendrecv(peer, c.at(cur, giveOff), giveLen, peer, tmp, keepLen);
+    const HalvingStage h = halvingStage(f, pc, nr, lo, d);
+    char* theirs = c.scratch(Scratch::Peer, h.keepLen);
+    c.sendrecv(h.peer, c.at(cur, h.giveOff), h.giveLen, h.peer, theirs, h.keepLen);
     // Lower rank's data first, so every op (NaN-aware max/min too) combines the
     // operands in one order whoever computes it.
-    if (nr < partner) c.reduce(c.at(work, keepOff), c.at(cur, keepOff), tmp, keepLen);
-    else c.reduce(c.at(work, keepOff), tmp, c.at(cur, keepOff), keepLen);
+    if (h.lower) c.reduce(c.at(work, h.keepOff), c.at(cur, h.keepOff), theirs, h.keepLen);
+    else c.reduce(c.at(work, h.keepOff), theirs, c.at(cur, h.keepOff), h.keepLen);
     cur = work;
-    lo = keepLo;
-    hi = keepLo + d;
+    lo = h.keepLo;
   }
   if (cur != work) c.copy(c.at(work, pc[nr]), c.at(cur, pc[nr]), pc[nr + 1] - pc[nr]);
-  (void)hi;
 }
 
 void doublingOnPieces(Ctx& c, const Fold& f, void* buf, const Pieces& pc) {

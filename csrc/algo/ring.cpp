@@ -6,15 +6,12 @@
 #include "algo/dense.h"
 
 namespace sc {
-namespace {
-inline int mod(int a, int p) { return ((a % p) + p) % p; }
-}  // namespace
 
 void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L) {
   const int P = c.size, r = c.rank, right = mod(r + 1, P), left = mod(r - 1, P);
   if (P == 1) { c.copy(c.at(work, L.off(0)), c.at(src, L.off(0)), L.len(0)); return; }
   const size_t S = c.sliceElems();
-  char* tmp[2] = {c.scratch(0, S), c.scratch(1, S)};
+  char* tmp[2] = {c.scratch(Scratch::RingSlice0, S), c.scratch(Scratch::RingSlice1, S)};
   // Step s: send block r-s-1 (partial sum), receive block r-s-2 and add our own
   // contribution; after P-1 steps block r has passed every rank.
   for (int s = 0; s < P - 1; ++s) {

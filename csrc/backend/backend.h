@@ -1,11 +1,12 @@
 // The compute-backend contract: the few local operations the schedules need,
-// implemented once for the CPU (cpu.cpp) and once for CUDA (cuda_backend_cuda.cpp
+// implemented once for the CPU (cpu.cpp) and once for CUDA (cuda/backend.cpp
 // over kernels/). Operations on a device backend are enqueued on `stream`.
 #pragma once
 
 #include <cstddef>
 
 #include "core/deadline.h"
+#include "core/toolkit.h"
 #include "transport/transport.h"
 
 namespace sc {
@@ -31,7 +32,9 @@ class Backend {
 };
 
 std::unique_ptr<Backend> makeCpuBackend();
-// device < 0 is an error; only available in CUDA builds (throws otherwise).
-std::unique_ptr<Backend> makeCudaBackend(int device);
+// The CUDA backend on `device` (device < 0 is an error). A ToolkitFn
+// (core/toolkit.h) that backend/cuda/backend.cpp provides; a build without
+// CUDA throws scInvalidUsage (cpu.cpp).
+extern ToolkitFn<std::unique_ptr<Backend>(int device)> makeCudaBackend;
 
 }  // namespace sc

@@ -5,12 +5,15 @@
 #include <memory>
 
 #include "backend/backend.h"
-#include "backend/reduce_ops.h"
+#include "core/dtype.h"
 #include "core/memkind.h"
+#include "core/reduce_op.h"
 
 namespace sc {
 namespace {
 
+// d = f(a, b) element-wise: a loop over the shared operator (core/reduce_op.h),
+// inlined so that it vectorises.
 template <typename T, typename F>
 void apply(T* d, const T* a, const T* b, size_t n, F f) {
   for (size_t i = 0; i < n; ++i) d[i] = f(a[i], b[i]);
@@ -24,18 +27,10 @@ class CpuBackend final : public Backend {
               void*) override {
     dispatchDtype(dt, [&](auto tag) {
       using T = decltype(tag);
-      using A = Arith<T>;
-      T* d = static_cast<T*>(dst);
-      const T* x = static_cast<const T*>(a);
-      const T* y = static_cast<const T*>(b);
-      switch (op) {
-        // Lambdas (not function pointers) so each loop inlines and vectorises.
-        case scSum: case scAvg: apply(d, x, y, n, [](T u, T v) { return A::sum(u, v); }); break;
-        case scProd: apply(d, x, y, n, [](T u, T v) { return A::prod(u, v); }); break;
-        case scMax: apply(d, x, y, n, [](T u, T v) { return A::max(u, v); }); break;
-        case scMin: apply(d, x, y, n, [](T u, T v) { return A::min(u, v); }); break;
-        default: SC_THROW(scInvalidArgument, "unknown reduction op ", int(op));
-      }
+      checkOp(op);
+      withReduceOp<T>(op, [&](auto f) {
+        apply(static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b), n, f);
+      });
     });
   }
 
@@ -43,7 +38,8 @@ class CpuBackend final : public Backend {
     dispatchDtype(dt, [&](auto tag) {
       using T = decltype(tag);
       T* p = static_cast<T*>(buf);
-      for (size_t i = 0; i < n; ++i) p[i] = Arith<T>::div(p[i], divisor);
+      const DivideBy<T> f{divisor};
+      for (size_t i = 0; i < n; ++i) p[i] = f(p[i]);
     });
   }
 
@@ -72,10 +68,12 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
 
-#ifndef SPARCOLL_HAVE_CUDA
-std::unique_ptr<Backend> makeCudaBackend(int) {
+namespace {
+std::unique_ptr<Backend> noCudaBackend(int) {
   SC_THROW(scInvalidUsage, "device buffers need a CUDA build of sparcoll (SPARCOLL_CUDA=ON)");
 }
-#endif
+}  // namespace
+
+ToolkitFn<std::unique_ptr<Backend>(int)> makeCudaBackend{noCudaBackend};
 
 }  // namespace sc

@@ -74,9 +74,10 @@ scComm::~scComm() {
   for (auto& s : scratch_) backend->release(s.first);
 }
 
-char* scComm::scratch(int slot, size_t bytes, void* stream) {
-  if (scratch_.size() <= size_t(slot)) scratch_.resize(slot + 1, {nullptr, 0});
-  auto& s = scratch_[slot];
+char* scComm::scratch(sc::Scratch slot, size_t bytes, void* stream) {
+  const size_t i = size_t(slot);
+  if (scratch_.size() <= i) scratch_.resize(i + 1, {nullptr, 0});
+  auto& s = scratch_[i];
   if (s.second < bytes) {
     if (s.first) {
       // The old buffer may still be in use by work queued on this call's stream

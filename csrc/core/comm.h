@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "core/deadline.h"
 #include "core/dtype.h"
+#include "core/scratch.h"
 #include "transport/transport.h"
 
 namespace sc {
@@ -52,9 +53,9 @@ struct scComm {
   size_t pipelineBytes() const {
     return cfg.pipelineBytes ? cfg.pipelineBytes : (device() ? (4u << 20) : (1u << 20));
   }
-  // Grow-only scratch buffer number `slot` (kept between calls), for work
+  // The grow-only scratch buffer of `slot` (kept between calls), for work
   // enqueued on `stream` (the call's stream; NULL on host communicators).
-  char* scratch(int slot, size_t bytes, void* stream);
+  char* scratch(sc::Scratch slot, size_t bytes, void* stream);
 
  private:
   std::vector<std::pair<void*, size_t>> scratch_;

@@ -12,11 +12,8 @@
 
 namespace sc {
 
-struct Half { uint16_t bits; };
-struct BFloat16 { uint16_t bits; };
-
-// 16-bit float conversions (round to nearest even; NaN sign and payload kept):
-// the host/device definitions of core/numeric.h.
+// The 16-bit storage types Half/BFloat16 and their conversions (round to
+// nearest even; NaN sign and payload kept): core/numeric.h, host and device.
 using num::bf16ToFloat;
 using num::floatToBf16;
 using num::floatToHalf;

@@ -1,5 +1,5 @@
 // The element arithmetic that runs on both sides: bit casts, the 16-bit float
-// conversions and avg's division, written once for the host (the CPU backend,
+// storage types and conversions, and avg's division, written once for the host (the CPU backend,
 // the top-k reference, dtype.h) and the device (the reduce, sparse and top-k
 // kernels).
 // CPU tests of these functions therefore test the kernels' arithmetic too.
@@ -30,45 +30,30 @@
 #define SC_HD inline
 #endif
 
+namespace sc {
+
+// Storage of the 16-bit float types (computed in float32: core/reduce_op.h).
+struct Half { uint16_t bits; };
+struct BFloat16 { uint16_t bits; };
+
+}  // namespace sc
+
 namespace sc::num {
 
 // --- bit casts ---------------------------------------------------------------
-SC_HD float asF32(uint32_t b) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(b);
-#else
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-#endif
+// memcpy, not a union or a pointer cast (both undefined behaviour in C++); on
+// the device it compiles to a register move like the __float_as_uint family.
+template <typename To, typename From>
+SC_HD To bitCast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the size");
+  To y;
+  std::memcpy(&y, &x, sizeof y);
+  return y;
 }
-SC_HD uint32_t bitsOf(float f) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(f);
-#else
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-#endif
-}
-SC_HD double asF64(uint64_t b) {
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double((long long)b);
-#else
-  double f;
-  std::memcpy(&f, &b, 8);
-  return f;
-#endif
-}
-SC_HD uint64_t bitsOf(double f) {
-#if defined(__CUDA_ARCH__)
-  return (uint64_t)__double_as_longlong(f);
-#else
-  uint64_t b;
-  std::memcpy(&b, &f, 8);
-  return b;
-#endif
-}
+SC_HD float asF32(uint32_t b) { return bitCast<float>(b); }
+SC_HD uint32_t bitsOf(float f) { return bitCast<uint32_t>(f); }
+SC_HD double asF64(uint64_t b) { return bitCast<double>(b); }
+SC_HD uint64_t bitsOf(double f) { return bitCast<uint64_t>(f); }
 
 // --- float16 ---------------------------------------------------------------------
 // Exact widening (every float16 is a float32).

@@ -14,18 +14,6 @@
 
 namespace sc::dsop {
 
-// Scratch slots of the communicator used by DSOP (the dense schedules use 0-3).
-enum Slot {
-  kSlotVectors = 8,  // gathered [a|b] pairs
-  kSlotRows = 9,     // all_scatter's slices
-  kSlotCounts = 10,  // sparse: the gathered non-zero counts
-  kSlotIndices = 11, // sparse: gathered indices and their unions
-  kSlotValues = 12,  // sparse: gathered values
-  kSlotDense = 13,   // sparse: the compressed dense vectors
-  kSlotCompact = 14, // sparse: the compressed matrix
-  kSlotTemp = 15     // sparse, device: CUB temporary storage and read-back words
-};
-
 struct Problem {
   Ctx& v;
   Ctx& g;

@@ -16,7 +16,7 @@ void allScatter(Problem& pb) {
   const Blocks R = pb.rows();
   const size_t mine = R.len(r), m = pb.m;
   // Receive layout: P slices of my rows (pair q at q*mine), then P b vectors.
-  char* A = v.scratch(kSlotRows, P * (mine + m));
+  char* A = v.scratch(Scratch::DsopRows, P * (mine + m));
   char* B = v.at(A, P * mine);
   v.copy(v.at(A, r * mine), v.at(pb.a, R.off(r)), mine);
   v.copy(v.at(B, r * m), pb.b, m);

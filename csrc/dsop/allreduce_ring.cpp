@@ -10,9 +10,6 @@
 #include "dsop/algos.h"
 
 namespace sc::dsop {
-namespace {
-inline int mod(int a, int p) { return ((a % p) + p) % p; }
-}  // namespace
 
 void allReduceRing(Problem& pb) {
   Ctx& g = pb.g;

@@ -34,7 +34,7 @@ void groupedExchange(Ctx& c, const std::function<void(int, int, std::vector<P2PO
 const char* gatherPairs(Problem& pb) {
   Ctx& v = pb.v;
   const size_t ld = pb.n + pb.m;
-  char* V = v.scratch(kSlotVectors, ld * pb.P());
+  char* V = v.scratch(Scratch::DsopVectors, ld * pb.P());
   char* mine = v.at(V, pb.rank() * ld);
   v.copy(mine, pb.a, pb.n);
   v.copy(v.at(mine, pb.n), pb.b, pb.m);

@@ -5,11 +5,16 @@
 
 #include "dsop/kernels.h"
 
-#ifdef SPARCOLL_HAVE_CUDA
-#include "dsop.cuh"
-#endif
-
 namespace sc::dsop {
+namespace {
+
+void noCudaRect(scDataType_t, const Pairs&, const Rect&, void*, size_t, bool, void*, Engine) {
+  SC_THROW(scInvalidUsage, "device buffers need a CUDA build of sparcoll");
+}
+
+}  // namespace
+
+ToolkitFn<void(scDataType_t, const Pairs&, const Rect&, void*, size_t, bool, void*, Engine)> deviceRect{noCudaRect};
 
 scDataType_t outputType(scDataType_t in) {
   switch (in) {
@@ -26,12 +31,7 @@ void rect(scComm& comm, scDataType_t in, const Pairs& p, const Rect& r, void* ds
           void* stream) {
   if (r.rows == 0 || r.cols == 0) return;
   if (!comm.device()) return hostRect(in, p, r, dst, ldd, accumulate);
-#ifdef SPARCOLL_HAVE_CUDA
   deviceRect(in, p, r, dst, ldd, accumulate, stream, deviceEngine(p.K));
-#else
-  (void)stream;
-  SC_THROW(scInvalidUsage, "device buffers need a CUDA build of sparcoll");
-#endif
 }
 
 void elementRange(scComm& comm, scDataType_t in, const Pairs& p, size_t m, size_t e0, size_t len, void* dst,

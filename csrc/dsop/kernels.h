@@ -14,6 +14,7 @@
 #include <cstddef>
 
 #include "core/comm.h"
+#include "core/toolkit.h"
 
 namespace sc::dsop {
 
@@ -74,9 +75,11 @@ enum class Engine { Auto, Custom, Blas };
 constexpr size_t kBlasMinK = 64;
 Engine deviceEngine(size_t K);
 const char* engineName(Engine e);
-// The device implementation (kernels/dsop.cu; CUDA builds only): enqueued on
-// `stream` (a cudaStream_t) on the device owning dst. engine: Custom or Blas.
-void deviceRect(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate,
-                void* stream, Engine engine);
+// The device implementation: enqueued on `stream` (a cudaStream_t) on the
+// device owning dst; engine: Custom or Blas. A ToolkitFn (core/toolkit.h) that
+// kernels/dsop.cu provides; a build without CUDA throws scInvalidUsage.
+extern ToolkitFn<void(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate,
+                      void* stream, Engine engine)>
+    deviceRect;
 
 }  // namespace sc::dsop

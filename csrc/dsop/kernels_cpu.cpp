@@ -9,20 +9,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "backend/reduce_ops.h"
+#include "core/dtype.h"
 #include "dsop/kernels.h"
+#include "dsop/tile_math.h"
 
 namespace sc::dsop {
 namespace {
 
 constexpr size_t kTile = 1024;  // columns per tile: 4 KiB of float32 output
-
-template <typename In> struct Wide { using type = float; };
-template <> struct Wide<double> { using type = double; };
-
-template <typename T> inline T load(T v) { return v; }
-inline float load(Half v) { return halfToFloat(v.bits); }
-inline float load(BFloat16 v) { return bf16ToFloat(v.bits); }
 
 // d[j] (+)= sum_{g<G} s[g] * b[g][j]: G products summed in a register per
 // element, so the tile row is loaded and stored once per G pairs.
@@ -48,7 +42,7 @@ void addRow(Out* __restrict d, size_t n, bool acc, const Out* s, const Out* cons
 
 template <typename In>
 void run(const Pairs& p, const Rect& r, void* dstv, size_t ldd, bool accumulate) {
-  using Out = typename Wide<In>::type;
+  using Out = Acc<In>;
   const In* A = static_cast<const In*>(p.a);
   const In* B = static_cast<const In*>(p.b);
   Out* dst = static_cast<Out*>(dstv);
@@ -66,12 +60,12 @@ void run(const Pairs& p, const Rect& r, void* dstv, size_t ldd, bool accumulate)
         bq[q] = src;
       } else {
         Out* t = wide.data() + q * w;
-        for (size_t j = 0; j < w; ++j) t[j] = load(src[j]);
+        for (size_t j = 0; j < w; ++j) t[j] = widen(src[j]);
         bq[q] = t;
       }
     }
     for (size_t i = 0; i < r.rows; ++i) {
-      for (size_t q = 0; q < K; ++q) coef[q] = load(A[q * p.lda + r.r0 + i]);
+      for (size_t q = 0; q < K; ++q) coef[q] = widen(A[q * p.lda + r.r0 + i]);
       Out* d = dst + i * ldd + c;
       for (size_t q = 0; q < K; q += 4) {
         const bool acc = accumulate || q > 0;

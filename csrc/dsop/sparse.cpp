@@ -25,7 +25,7 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
   Backend& be = *comm.backend;
 
   // 1. counts, read back to size the buffers.
-  uint64_t* cnt = reinterpret_cast<uint64_t*>(u.scratch(kSlotCounts, 2 * P));
+  uint64_t* cnt = reinterpret_cast<uint64_t*>(u.scratch(Scratch::DsopCounts, 2 * P));
   const uint64_t mine[2] = {s.aNnz, s.bNnz};
   be.copy(cnt + 2 * r, mine, sizeof mine, stream);
   allGatherVectors(u, cnt, 2);
@@ -47,8 +47,8 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
   const size_t nA = aOff[P], nB = bOff[P], T = nA + nB;
 
   // 2. gather the pairs. Index layout: a indices, b indices, then R and C.
-  uint64_t* I = reinterpret_cast<uint64_t*>(u.scratch(kSlotIndices, 2 * T));
-  char* V = v.scratch(kSlotValues, T);
+  uint64_t* I = reinterpret_cast<uint64_t*>(u.scratch(Scratch::DsopIndices, 2 * T));
+  char* V = v.scratch(Scratch::DsopValues, T);
   uint64_t *AI = I, *BI = I + nA, *Rset = I + T, *Cset = I + T + nA;
   char *AV = V, *BV = v.at(V, nA);
   be.copy(AI + aOff[r], s.aIdx, s.aNnz * 8, stream);
@@ -71,7 +71,7 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
   const size_t nC = sortUnique(comm, BI, nB, Cset, stream);
   be.zero(s.G, s.n * s.m * g.esz, stream);
   if (nR == 0 || nC == 0) return;  // G = 0 on every rank (the unions agree)
-  char* Ad = v.scratch(kSlotDense, P * (nR + nC));
+  char* Ad = v.scratch(Scratch::DsopDense, P * (nR + nC));
   char* Bd = v.at(Ad, P * nR);
   be.zero(Ad, P * (nR + nC) * v.esz, stream);
   for (int q = 0; q < P; ++q) {
@@ -80,7 +80,7 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
   }
 
   // 4. dense DSOP on the compressed matrix, 5. scatter into G.
-  char* Gc = g.scratch(kSlotCompact, nR * nC);
+  char* Gc = g.scratch(Scratch::DsopCompact, nR * nC);
   Problem pc{v, g, nullptr, nullptr, nR, nC, Gc};
   const Pairs pairs{Ad, nR, Bd, nC, size_t(P)};
   if (algo == scDsopAuto)

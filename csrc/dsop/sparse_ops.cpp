@@ -7,24 +7,20 @@
 
 #include "dsop/algos.h"
 #include "dsop/sparse.h"
-
-#ifdef SPARCOLL_HAVE_CUDA
-#include "dsop_sparse.cuh"
-#endif
+#include "dsop/sparse_device.h"
+#include "dsop/tile_math.h"
 
 namespace sc::dsop {
 namespace {
 
-#ifndef SPARCOLL_HAVE_CUDA
-[[noreturn]] void noCuda() { SC_THROW(scInvalidUsage, "device buffers need a CUDA build of sparcoll"); }
-#else
+const SparseDeviceSteps& noCudaSteps() { SC_THROW(scInvalidUsage, "device buffers need a CUDA build of sparcoll"); }
+
 // Reads `bytes` back from device memory, after the stream's work is done.
 void readBack(scComm& comm, void* host, const void* dev, size_t bytes, void* stream) {
   comm.backend->sync(stream, comm.deadline());
   comm.backend->copy(host, dev, bytes, stream);
   comm.backend->sync(stream, comm.deadline());
 }
-#endif
 
 template <size_t E>
 void scatterRowsHost(const char* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, char* G, size_t m) {
@@ -37,23 +33,20 @@ void scatterRowsHost(const char* Gc, const uint64_t* R, size_t nR, const uint64_
 
 }  // namespace
 
+ToolkitFn<const SparseDeviceSteps&()> sparseDeviceSteps{noCudaSteps};
+
 bool indicesValid(scComm& comm, const uint64_t* idx, size_t nnz, uint64_t limit, void* stream) {
   if (nnz == 0) return true;
   if (!comm.device()) {
     for (size_t i = 0; i < nnz; ++i)
-      if (idx[i] >= limit || (i && idx[i] <= idx[i - 1])) return false;
+      if (badIndex(idx, i, limit)) return false;
     return true;
   }
-#ifdef SPARCOLL_HAVE_CUDA
-  auto* flag = reinterpret_cast<unsigned*>(comm.scratch(kSlotTemp, sizeof(unsigned), stream));
-  deviceCheckIndices(idx, nnz, limit, flag, stream);
+  auto* flag = reinterpret_cast<unsigned*>(comm.scratch(Scratch::DsopTemp, sizeof(unsigned), stream));
+  sparseDeviceSteps().checkIndices(idx, nnz, limit, flag, stream);
   unsigned bad = 1;
   readBack(comm, &bad, flag, sizeof bad, stream);
   return bad == 0;
-#else
-  (void)stream;
-  noCuda();
-#endif
 }
 
 size_t sortUnique(scComm& comm, const uint64_t* keys, size_t count, uint64_t* out, void* stream) {
@@ -63,17 +56,13 @@ size_t sortUnique(scComm& comm, const uint64_t* keys, size_t count, uint64_t* ou
     std::sort(out, out + count);
     return size_t(std::unique(out, out + count) - out);
   }
-#ifdef SPARCOLL_HAVE_CUDA
-  const size_t bytes = deviceSortUniqueTempBytes(count);
-  char* temp = comm.scratch(kSlotTemp, bytes, stream);
-  const uint64_t* dCount = deviceSortUnique(keys, count, out, temp, bytes, stream);
+  const SparseDeviceSteps& d = sparseDeviceSteps();
+  const size_t bytes = d.sortUniqueTempBytes(count);
+  char* temp = comm.scratch(Scratch::DsopTemp, bytes, stream);
+  const uint64_t* dCount = d.sortUnique(keys, count, out, temp, bytes, stream);
   uint64_t k = 0;
   readBack(comm, &k, dCount, sizeof k, stream);
   return size_t(k);
-#else
-  (void)stream;
-  noCuda();
-#endif
 }
 
 void densify(scComm& comm, const uint64_t* R, size_t nR, const uint64_t* idx, const void* val, size_t nnz,
@@ -81,17 +70,12 @@ void densify(scComm& comm, const uint64_t* R, size_t nR, const uint64_t* idx, co
   if (nnz == 0) return;
   if (!comm.device()) {
     for (size_t i = 0; i < nnz; ++i) {
-      const size_t p = size_t(std::lower_bound(R, R + nR, idx[i]) - R);
+      const size_t p = unionPos(R, nR, idx[i]);
       std::memcpy(static_cast<char*>(dense) + p * esz, static_cast<const char*>(val) + i * esz, esz);
     }
     return;
   }
-#ifdef SPARCOLL_HAVE_CUDA
-  deviceDensify(R, nR, idx, val, nnz, dense, esz, stream);
-#else
-  (void)stream;
-  noCuda();
-#endif
+  sparseDeviceSteps().densify(R, nR, idx, val, nnz, dense, esz, stream);
 }
 
 void scatterCompact(scComm& comm, const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC,
@@ -104,12 +88,7 @@ void scatterCompact(scComm& comm, const void* Gc, const uint64_t* R, size_t nR, 
     else scatterRowsHost<8>(c, R, nR, C, nC, g, m);
     return;
   }
-#ifdef SPARCOLL_HAVE_CUDA
-  deviceScatterCompact(Gc, R, nR, C, nC, G, m, esz, stream);
-#else
-  (void)stream;
-  noCuda();
-#endif
+  sparseDeviceSteps().scatterCompact(Gc, R, nR, C, nC, G, m, esz, stream);
 }
 
 }  // namespace sc::dsop

@@ -11,12 +11,16 @@
 namespace sc::sp {
 namespace {
 
+static_assert(int(Scratch::Count) - int(Scratch::SparseOps) == kOpsSlots, "a scratch slot per ops temporary");
+
 std::unique_ptr<SparseOps> makeOps(scComm& comm, scIndexType_t it, scDataType_t vt, void* stream, const Deadline& dl) {
   OpsEnv env;
   env.stream = stream;
   env.device = comm.device() ? comm.cfg.device : -1;
   env.dl = dl;
-  env.scratch = [&comm, stream](int slot, size_t bytes) { return comm.scratch(kSlotOps + slot, bytes, stream); };
+  env.scratch = [&comm, stream](int slot, size_t bytes) {
+    return comm.scratch(Scratch::SparseOps + slot, bytes, stream);
+  };
   return comm.device() ? makeCudaOps(it, vt, env) : makeCpuOps(it, vt, env);
 }
 
@@ -76,7 +80,8 @@ void sparseAllReduce(scComm* comm, CallArgs a, const scSparseOptions_t* opts) {
   std::unique_ptr<SparseOps> ops = makeOps(*comm, it, vt, stream, c.dl);
   const SwitchRule rule{indexSize(it), dtypeSize(vt), localError ? 0.0 : a.opt.switchDensity};
   auto out = [&]() -> void* {
-    return a.wantSparse ? comm->scratch(kSlotOut, std::max<size_t>(a.dim * dtypeSize(vt), 1), stream) : a.denseOut;
+    if (!a.wantSparse) return a.denseOut;
+    return comm->scratch(Scratch::SparseOut, std::max<size_t>(a.dim * dtypeSize(vt), 1), stream);
   };
   SpCtx s(c, *ops, rule, a.dim, out);
   const Prepared p = headerRound(s, a, localError);

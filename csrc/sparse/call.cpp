@@ -126,7 +126,8 @@ Prepared headerRound(SpCtx& s, const CallArgs& a, std::exception_ptr localError)
   const bool sorting = a.opt.flags & scSparseSortInput;
   Header mine{a.nnz, a.dim, packConfig(a), 0, localError ? errWord(0, kErrArgument) : kNoError};
   std::memcpy(&mine.density, &a.opt.switchDensity, 8);
-  uint64_t* hb = reinterpret_cast<uint64_t*>(s.c.comm.scratch(kSlotHeader, size_t(P + 1) * sizeof(Header), s.c.stream));
+  char* header = s.c.comm.scratch(Scratch::SparseHeader, size_t(P + 1) * sizeof(Header), s.c.stream);
+  uint64_t* hb = reinterpret_cast<uint64_t*>(header);
   Header* dev = reinterpret_cast<Header*>(hb);
   s.ops.fromHost(hb, &mine, sizeof mine);
   Stream in;

@@ -8,74 +8,91 @@
 // dense halving across the groups (no count rounds: everything is dense). The
 // foundation's recursive-doubling allgather over the same pieces finishes.
 // Non-power-of-two P folds first and unfolds at the end, like Rabenseifner.
+#include <algorithm>
+
 #include "algo/fold.h"
 #include "sparse/schedules.h"
 
 namespace sc::sp {
+namespace {
+
+// The counts of one sparse stage, in the ops memory of s.meta(): what
+// SparseOps::split writes for two parts, then the word the partner's count
+// arrives in.
+struct StageCounts {
+  uint64_t n[3];      // entries of the lower and of the upper half (n[2] = 0)
+  uint64_t first[3];  // where each half starts in the stream
+  uint64_t theirs;    // the partner's count for the half this rank keeps
+};
+
+// A stage's halves: `keep` is summed with `theirs`, the partner's part of
+// it; `give` goes to the partner.
+struct Halves {
+  Stream keep, give, theirs;
+};
+
+// A sparse stage: the partial sum is split at the halving point `mid` and the
+// counts are traded (the count round), so each side knows what arrives.
+Halves sparseHalves(SpCtx& s, Stream& cur, const HalvingStage& h, uint64_t mid) {
+  s.settle(cur);
+  auto* dev = reinterpret_cast<StageCounts*>(s.meta());
+  if (cur.dense) {
+    const uint64_t marks[2] = {kDenseMark, kDenseMark};
+    s.ops.fromHost(dev->n, marks, sizeof marks);
+  } else {
+    const uint64_t bounds[3] = {cur.lo, mid, cur.lo + cur.len};
+    s.ops.split(cur.idx, cur.n, bounds, 2, dev->n, dev->first);
+  }
+  const int keepPart = h.lower ? 0 : 1, givePart = 1 - keepPart;  // the lower rank keeps the lower half
+  s.c.exchange({P2POp{P2POp::Send, h.peer, &dev->n[givePart], 8}, P2POp{P2POp::Recv, h.peer, &dev->theirs, 8}});
+  StageCounts c;
+  s.ops.toHost(&c, dev, sizeof c);
+  return {s.view(cur, c.first[keepPart], c.n[keepPart], h.keepOff, h.keepLen),
+          s.view(cur, c.first[givePart], c.n[givePart], h.giveOff, h.giveLen),
+          s.receiving(c.theirs, h.keepOff, h.keepLen, s.pick({cur.home}))};
+}
+
+// A dense stage: both sides know every size, no count round.
+Halves denseHalves(SpCtx& s, const Stream& cur, const HalvingStage& h) {
+  return {s.view(cur, 0, 0, h.keepOff, h.keepLen), s.view(cur, 0, 0, h.giveOff, h.giveLen),
+          s.receiving(kDenseMark, h.keepOff, h.keepLen, s.pick({cur.home}))};
+}
+
+}  // namespace
 
 Stream dsarEarlySwitch(SpCtx& s, const Stream& in, int groupSize) {
   const Fold f(s.size);
-  const int me = s.rank;
-  const Blocks B{s.N, size_t(f.p2)};
-  Pieces pc(f.p2 + 1);
-  for (int i = 0; i <= f.p2; ++i) pc[i] = i < f.p2 ? B.off(i) : s.N;
-  int sparseStages = 0;
-  while ((2 << sparseStages) <= groupSize && (1 << (sparseStages + 1)) <= f.p2) ++sparseStages;
+  const Pieces pc = vectorPieces(f, s.N);
+  int sparseStages = 0;  // log2 G, at most log2 P'
+  while ((2 << sparseStages) <= std::min(groupSize, f.p2)) ++sparseStages;
   char* out = static_cast<char*>(s.out());
   auto densifyInPlace = [&](const Stream& x) { return s.toDense(x, out + x.lo * s.vsz, kOut); };
 
   Stream cur = s.foldIn(f, in);
-  if (!f.sitsOut(me)) {
+  if (!f.sitsOut(s.rank)) {
+    // Reduce-scatter by recursive halving: sparse within the groups, dense across them.
     if (sparseStages == 0) cur = densifyInPlace(cur);
-    const int nr = f.newRank(me);
-    int lo = 0, stage = 0;  // pieces [lo, lo + 2d) are this rank's before stage d
-    uint64_t* m = s.meta();  // [0..2] counts of the two halves, [3..5] offsets, [6] peer's count
+    const int nr = f.newRank(s.rank);
+    int lo = 0, stage = 0;  // this rank is responsible for pieces [lo, lo + 2d) before stage d
     for (int d = f.p2 / 2; d >= 1; d /= 2, ++stage) {
-      const int partner = nr ^ d, peer = f.oldRank(partner);
-      const bool lower = (nr & d) == 0;
-      const int keepLo = lower ? lo : lo + d, giveLo = lower ? lo + d : lo;
-      const size_t kLo = pc[keepLo], kLen = pc[keepLo + d] - kLo;
-      const size_t gLo = pc[giveLo], gLen = pc[giveLo + d] - gLo;
-      Stream keep, give, theirs;
-      if (stage >= sparseStages) {  // dense stage: sizes known on both sides
-        keep = s.view(cur, 0, 0, kLo, kLen);
-        give = s.view(cur, 0, 0, gLo, gLen);
-        theirs = s.receiving(kDenseMark, kLo, kLen, s.pick({cur.home}));
-      } else {
-        s.settle(cur);
-        if (cur.dense) {
-          const uint64_t w = kDenseMark;
-          s.ops.fromHost(m, &w, 8);
-          s.ops.fromHost(m + 1, &w, 8);
-        } else {
-          const uint64_t bounds[3] = {cur.lo, pc[lo + d], cur.lo + cur.len};
-          s.ops.split(cur.idx, cur.n, bounds, 2, m, m + 3);
-        }
-        const int givePart = lower ? 1 : 0;  // the lower rank keeps the lower half
-        s.c.exchange({P2POp{P2POp::Send, peer, m + givePart, 8}, P2POp{P2POp::Recv, peer, m + 6, 8}});
-        uint64_t h[7];
-        s.ops.toHost(h, m, sizeof h);
-        keep = s.view(cur, h[3 + 1 - givePart], h[1 - givePart], kLo, kLen);
-        give = s.view(cur, h[3 + givePart], h[givePart], gLo, gLen);
-        theirs = s.receiving(h[6], kLo, kLen, s.pick({cur.home}));
-      }
+      const HalvingStage h = halvingStage(f, pc, nr, lo, d);
+      const Halves x = stage < sparseStages ? sparseHalves(s, cur, h, pc[lo + d]) : denseHalves(s, cur, h);
       std::vector<P2POp> v;
-      s.addSend(v, peer, s.onWire(give));
-      s.addRecv(v, peer, theirs);
+      s.addSend(v, h.peer, s.onWire(x.give));
+      s.addRecv(v, h.peer, x.theirs);
       s.c.exchange(std::move(v));
       // Sums commute bit for bit, so the kept half comes first on both partners:
       // dense stages then add in place inside the output.
-      cur = s.merge(keep, theirs);
+      cur = s.merge(x.keep, x.theirs);
       if (stage + 1 == sparseStages) cur = densifyInPlace(cur);  // the early switch
-      lo = keepLo;
+      lo = h.keepLo;
     }
+    // This rank's piece of the sum, dense in its place in the output.
     if (cur.home != kOut || cur.val != out + cur.lo * s.vsz) cur = densifyInPlace(cur);
+    // Allgather of the pieces by recursive doubling.
     doublingOnPieces(s.c, f, out, pc);
   }
-  if (f.folded(me)) {
-    if (f.sitsOut(me)) s.c.sendrecv(-1, nullptr, 0, me + 1, out, s.N);
-    else s.c.sendrecv(me - 1, out, s.N, -1, nullptr, 0);
-  }
+  f.unfold(s.c, out, s.N);
   return Stream::denseOutput(s.N, out);
 }
 

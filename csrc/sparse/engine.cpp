@@ -6,20 +6,27 @@
 
 namespace sc::sp {
 
+namespace {
+// The scratch slots of a home's index and value arrays (homes kPool0 .. kSendBuf).
+static_assert(int(Scratch::SparseOut) - int(Scratch::SparseArrays) == 2 * kOut, "a slot pair per home");
+Scratch indexSlot(int home) { return Scratch::SparseArrays + 2 * home; }
+Scratch valueSlot(int home) { return Scratch::SparseArrays + (2 * home + 1); }
+}  // namespace
+
 SpCtx::SpCtx(Ctx& c, SparseOps& ops, const SwitchRule& rule, uint64_t dim, std::function<void*()> denseOut)
     : c(c), ops(ops), rule(rule), N(dim), isz(ops.isz), vsz(ops.vsz), rank(c.rank), size(c.size),
       denseOut_(std::move(denseOut)) {
   // Room for the split's counts, offsets and received counts (3P + 2) and the
   // allgathered metas (P + 1); allocated once so a pending count survives.
   metaWords_ = 4 * size_t(size) + 8;
-  meta_ = reinterpret_cast<uint64_t*>(c.comm.scratch(kSlotMeta, metaWords_ * 8, c.stream));
+  meta_ = reinterpret_cast<uint64_t*>(c.comm.scratch(Scratch::SparseMeta, metaWords_ * 8, c.stream));
 }
 
 SpCtx::Arrays SpCtx::buffer(int home, uint64_t idxN, uint64_t valN) {
   SC_REQUIRE(home >= 0 && home < kOut, scInternalError, "no scratch buffer for home ", home);
   auto bytes = [](uint64_t n, size_t sz) { return std::max<size_t>(size_t(n) * sz, 1); };
-  return {c.comm.scratch(kSlotBase + 2 * home, bytes(idxN, isz), c.stream),
-          c.comm.scratch(kSlotBase + 2 * home + 1, bytes(valN, vsz), c.stream)};
+  return {c.comm.scratch(indexSlot(home), bytes(idxN, isz), c.stream),
+          c.comm.scratch(valueSlot(home), bytes(valN, vsz), c.stream)};
 }
 
 int SpCtx::pick(std::initializer_list<int> busy) const {
@@ -39,17 +46,9 @@ void SpCtx::settle(Stream& s) {
 Stream SpCtx::toDense(const Stream& s0, void* dst, int home) {
   Stream s = s0;
   settle(s);
-  Stream d = s;
   if (s.dense) c.copy(dst, s.val, s.len);
   else ops.densify(s.idx, s.val, s.n, s.lo, s.len, dst);
-  d.dense = true;
-  d.n = 0;
-  d.nKnown = true;
-  d.idx = nullptr;
-  d.val = dst;
-  d.home = home;
-  d.writable = true;
-  return d;
+  return s.denseIn(dst, home);
 }
 
 Stream SpCtx::normalize(const Stream& s0, std::initializer_list<int> busy) {
@@ -94,16 +93,6 @@ Stream SpCtx::merge(const Stream& a0, const Stream& b0, std::initializer_list<in
     *arr = buffer(h, idxN, valN);
     return h;
   };
-  auto denseIn = [&](int h, void* val) {
-    Stream d = a;
-    d.dense = true;
-    d.n = 0;
-    d.idx = nullptr;
-    d.val = val;
-    d.home = h;
-    d.writable = true;
-    return d;
-  };
   const size_t len = a.len;
   if (a.dense && b.dense) {  // thesis 1.b: dense sum, in place when possible
     if (a.writable) { c.reduce(a.val, a.val, b.val, len); return a; }
@@ -111,7 +100,7 @@ Stream SpCtx::merge(const Stream& a0, const Stream& b0, std::initializer_list<in
     Arrays o;
     const int h = fresh(0, len, &o);
     c.reduce(o.val, a.val, b.val, len);
-    return denseIn(h, o.val);
+    return a.denseIn(o.val, h);
   }
   if (a.dense || b.dense) {  // thesis 1.c/1.d: scatter the sparse one into the dense one
     const Stream& d = a.dense ? a : b;
@@ -121,7 +110,7 @@ Stream SpCtx::merge(const Stream& a0, const Stream& b0, std::initializer_list<in
       Arrays o;
       const int h = fresh(0, len, &o);
       c.copy(o.val, d.val, len);
-      r = denseIn(h, o.val);
+      r = a.denseIn(o.val, h);
     }
     ops.scatterAdd(s.idx, s.val, s.n, s.lo, r.val);
     return r;
@@ -133,7 +122,7 @@ Stream SpCtx::merge(const Stream& a0, const Stream& b0, std::initializer_list<in
     const int h = fresh(0, len, &o);
     ops.densify(a.idx, a.val, a.n, a.lo, len, o.val);
     ops.scatterAdd(b.idx, b.val, b.n, b.lo, o.val);
-    return denseIn(h, o.val);
+    return a.denseIn(o.val, h);
   }
   const int h = fresh(a.n + b.n, a.n + b.n, &o);
   ops.mergeSum(a.idx, a.val, a.n, b.idx, b.val, b.n, o.idx, o.val, meta_);
@@ -146,23 +135,13 @@ Stream SpCtx::merge(const Stream& a0, const Stream& b0, std::initializer_list<in
   return r;
 }
 
-void SpCtx::addSend(std::vector<P2POp>& v, int to, const Stream& s) const {
-  if (to < 0) return;
+void SpCtx::addStream(std::vector<P2POp>& v, P2POp::Kind kind, int peer, const Stream& s) const {
+  if (peer < 0) return;
   if (s.dense) {
-    v.push_back({P2POp::Send, to, s.val, s.len * vsz});
+    v.push_back({kind, peer, s.val, s.len * vsz});
   } else {
-    v.push_back({P2POp::Send, to, s.idx, size_t(s.n) * isz});
-    v.push_back({P2POp::Send, to, s.val, size_t(s.n) * vsz});
-  }
-}
-
-void SpCtx::addRecv(std::vector<P2POp>& v, int from, const Stream& s) const {
-  if (from < 0) return;
-  if (s.dense) {
-    v.push_back({P2POp::Recv, from, s.val, s.len * vsz});
-  } else {
-    v.push_back({P2POp::Recv, from, s.idx, size_t(s.n) * isz});
-    v.push_back({P2POp::Recv, from, s.val, size_t(s.n) * vsz});
+    v.push_back({kind, peer, s.idx, size_t(s.n) * isz});
+    v.push_back({kind, peer, s.val, size_t(s.n) * vsz});
   }
 }
 
@@ -232,12 +211,17 @@ std::vector<uint64_t> SpCtx::allgatherMeta(Stream* mine) {
 
 Stream SpCtx::foldIn(const Fold& f, const Stream& in) {
   Stream cur = normalize(in);
-  if (f.sitsOut(rank)) {
-    exchange(rank + 1, &cur, -1, 0, 0, kPool0);
-  } else if (f.folded(rank)) {
-    const Stream low = exchange(-1, nullptr, rank - 1, 0, N, pick({cur.home}));
-    cur = merge(low, cur);
-  }
+  f.foldBy(rank, [&](int up) { sendTo(up, &cur); },
+           [&](int down) {
+             const Stream low = recvFrom(down, 0, N, pick({cur.home}));
+             cur = merge(low, cur);
+           });
+  return cur;
+}
+
+Stream SpCtx::unfold(const Fold& f, const Stream& result) {
+  Stream cur = result;
+  f.unfoldBy(rank, [&](int down) { sendTo(down, &cur); }, [&](int up) { cur = recvFrom(up, 0, N, kPool0); });
   return cur;
 }
 

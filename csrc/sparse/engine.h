@@ -16,15 +16,7 @@
 
 namespace sc::sp {
 
-// Communicator scratch slots kSlotBase.. belong to the sparse collectives
-// (0-7 are the dense schedules'; other areas stay below 32).
-constexpr int kSlotBase = 32;
 constexpr int kPoolBuffers = 3;
-// Slot of a home's index (2h) and value (2h + 1) arrays: kSlotBase + ...
-constexpr int kSlotOut = kSlotBase + 13;     // dense result when the caller gave no buffer
-constexpr int kSlotMeta = kSlotBase + 14;    // counts of the call
-constexpr int kSlotHeader = kSlotBase + 15;  // header round
-constexpr int kSlotOps = kSlotBase + 16;     // kOpsSlots temporaries of the ops
 
 class SpCtx {
  public:
@@ -73,8 +65,8 @@ class SpCtx {
 
   // --- communication --------------------------------------------------------
   // The point-to-point ops moving s (dense: values; sparse: indices + values).
-  void addSend(std::vector<P2POp>& v, int to, const Stream& s) const;
-  void addRecv(std::vector<P2POp>& v, int from, const Stream& s) const;
+  void addSend(std::vector<P2POp>& v, int to, const Stream& s) const { addStream(v, P2POp::Send, to, s); }
+  void addRecv(std::vector<P2POp>& v, int from, const Stream& s) const { addStream(v, P2POp::Recv, from, s); }
   // Arrays in `home` for a stream over [lo, lo + len) announced by meta m.
   Stream receiving(uint64_t m, size_t lo, size_t len, int home);
   // The stream as it goes on the wire over its range: densified into the send
@@ -84,15 +76,23 @@ class SpCtx {
   // and receives, from `from`, a stream over [rlo, rlo + rlen) into pool buffer
   // `into`. Either peer may be -1. Settles *mine.
   Stream exchange(int to, Stream* mine, int from, size_t rlo, size_t rlen, int into);
+  // The one-sided forms: only the send of *mine, or only the receive.
+  void sendTo(int to, Stream* mine) { exchange(to, mine, -1, 0, 0, kPool0); }
+  Stream recvFrom(int from, size_t rlo, size_t rlen, int into) { return exchange(-1, nullptr, from, rlo, rlen, into); }
   // The fold's first step (algo/fold.h) on streams: an even rank among the
   // first 2r sends its normalized input up and sits out (its return value is
   // then meaningless); the odd rank above merges it, lower rank first.
   Stream foldIn(const Fold& f, const Stream& in);
+  // The unfold (algo/fold.h) on streams: the odd rank of a pair sends its
+  // result down, the even rank receives it into kPool0 and returns that.
+  Stream unfold(const Fold& f, const Stream& result);
   // Allgather of every rank's meta (one count round; the foundation's recursive
   // doubling). Settles *mine. Returns P metas.
   std::vector<uint64_t> allgatherMeta(Stream* mine);
 
  private:
+  void addStream(std::vector<P2POp>& v, P2POp::Kind kind, int peer, const Stream& s) const;
+
   std::function<void*()> denseOut_;
   uint64_t* meta_ = nullptr;
   size_t metaWords_ = 0;

@@ -53,12 +53,10 @@ struct Terms {
   std::vector<double> logMiss;  // logMiss[i] = sum_{j < i} log(1 - k_j / N)
   double u(int lo, int hi) const { return N * -std::expm1(logMiss[hi] - logMiss[lo]); }
   double uAll() const { return u(0, P); }
-  // Old rank where new rank i's ranks start (the fold pairs 2i, 2i+1 for i < r).
-  int first(int i) const { return i < f.r ? 2 * i : i + f.r; }
   // The largest expected partial sum over groups of `d` new ranks.
   double groupUnion(int d) const {
     double m = 0;
-    for (int lo = 0; lo < f.p2; lo += d) m = std::max(m, u(first(lo), first(lo + d)));
+    for (int lo = 0; lo < f.p2; lo += d) m = std::max(m, u(f.firstOld(lo), f.firstOld(lo + d)));
     return m;
   }
   double foldCost(double result) const {  // fold in + result out, for folded ranks

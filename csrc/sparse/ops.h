@@ -12,6 +12,7 @@
 
 #include "core/deadline.h"
 #include "core/dtype.h"
+#include "core/toolkit.h"
 #include "sparse/stream.h"
 
 namespace sc::sp {
@@ -21,10 +22,17 @@ struct OpsEnv {
   void* stream = nullptr;  // cudaStream_t on a device communicator
   int device = -1;         // CUDA device, -1 for host memory
   Deadline dl = Deadline::in(300);
-  // Grow-only temporary buffer number slot (0 .. kOpsSlots-1) in the ops' memory.
+  // Grow-only temporary buffer number slot (an OpsSlot) in the ops' memory.
   std::function<char*(int slot, size_t bytes)> scratch;
 };
-constexpr int kOpsSlots = 4;
+// The temporary buffers of the device operations.
+enum OpsSlot : int {
+  kOpsCubTemp,  // CUB's temporary storage
+  kOpsKeys,     // sorted or merged indices
+  kOpsValues,   // their values
+  kOpsWords,    // small words: split bounds, run starts, a second count
+  kOpsSlots
+};
 
 class SparseOps {
  public:
@@ -69,8 +77,9 @@ class SparseOps {
 };
 
 std::unique_ptr<SparseOps> makeCpuOps(scIndexType_t it, scDataType_t vt, const OpsEnv& env);
-// CUDA builds only (kernels/sparse_ops.cu); otherwise throws scInvalidUsage.
-std::unique_ptr<SparseOps> makeCudaOps(scIndexType_t it, scDataType_t vt, const OpsEnv& env);
+// The device ops: a ToolkitFn (core/toolkit.h) that kernels/sparse_ops.cu
+// provides; a build without CUDA throws scInvalidUsage (ops_cpu.cpp).
+extern ToolkitFn<std::unique_ptr<SparseOps>(scIndexType_t it, scDataType_t vt, const OpsEnv& env)> makeCudaOps;
 
 // Calls f(I{}) with I the index storage type.
 template <typename F>

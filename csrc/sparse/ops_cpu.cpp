@@ -1,20 +1,19 @@
-// CPU reference of the sparse stream operations: two-pointer merges, binary
-// searches for the split, plain scatter loops. Values combine with the CPU
-// backend's operators (backend/reduce_ops.h), so sums match the dense path bit
-// for bit.
+// CPU reference of the sparse stream operations: two-pointer merges and plain
+// loops over the element functions the CUDA kernels run too (the input check,
+// the split's binary searches, run coalescing and scatters of
+// core/sorted_index.h; the backend's sum and nonZero of core/reduce_op.h), so
+// sums match the dense path and the device bit for bit.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <vector>
 
-#include "backend/reduce_ops.h"
+#include "core/reduce_op.h"
+#include "core/sorted_index.h"
 #include "sparse/ops.h"
 
 namespace sc::sp {
 namespace {
-
-template <typename T>
-bool nonZero(T v) { return toDouble(v) != 0.0; }  // NaN counts as non-zero
 
 class CpuOps final : public SparseOps {
  public:
@@ -26,10 +25,7 @@ class CpuOps final : public SparseOps {
     dispatchIndex(it, [&](auto itag) {
       using I = decltype(itag);
       const I* x = static_cast<const I*>(idx);
-      for (size_t i = 0; i < n; ++i) {
-        if (uint64_t(x[i]) >= dim) { *err = errWord(i, kErrRange); return; }
-        if (!rangeOnly && i > 0 && x[i] <= x[i - 1]) { *err = errWord(i, x[i] == x[i - 1] ? kErrDuplicate : kErrUnsorted); return; }
-      }
+      for (size_t i = 0; i < n && *err == kNoError; ++i) *err = checkWord(x, i, dim, rangeOnly);
     });
   }
 
@@ -42,15 +38,16 @@ class CpuOps final : public SparseOps {
       std::vector<size_t> perm(n);
       std::iota(perm.begin(), perm.end(), size_t(0));
       std::stable_sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+      std::vector<I> keys(n);
+      for (size_t j = 0; j < n; ++j) keys[j] = x[perm[j]];
       I* yi = static_cast<I*>(oi);
       V* yv = static_cast<V*>(ov);
       size_t m = 0;
-      for (size_t j = 0; j < n; ++j) {
-        const size_t p = perm[j];
-        if (m > 0 && yi[m - 1] == x[p]) { yv[m - 1] = Arith<V>::sum(yv[m - 1], v[p]); continue; }
-        yi[m] = x[p];
-        yv[m] = v[p];
-        ++m;
+      for (size_t b = 0, e; b < n; b = e, ++m) {  // one run of equal indices [b, e) per output entry
+        for (e = b + 1; e < n && !sorted::runHead(keys.data(), e); ++e) {
+        }
+        yi[m] = keys[b];
+        yv[m] = sorted::sumRun<V>([&](uint64_t j) { return v[perm[j]]; }, b, e);
       }
       *cnt = m;
     });
@@ -78,38 +75,19 @@ class CpuOps final : public SparseOps {
   }
 
   void scatterAdd(const void* idx, const void* val, size_t n, uint64_t lo, void* dense) override {
-    forTypes([&](auto itag, auto vtag) {
-      using I = decltype(itag);
-      using V = decltype(vtag);
-      const I* x = static_cast<const I*>(idx);
-      const V* v = static_cast<const V*>(val);
-      V* d = static_cast<V*>(dense);
-      for (size_t i = 0; i < n; ++i) d[x[i] - lo] = Arith<V>::sum(d[x[i] - lo], v[i]);
-    });
+    scatter<true>(idx, val, n, lo, dense);
   }
 
   void densify(const void* idx, const void* val, size_t n, uint64_t lo, size_t len, void* dense) override {
     if (len) std::memset(dense, 0, len * vsz);
-    forTypes([&](auto itag, auto vtag) {
-      using I = decltype(itag);
-      using V = decltype(vtag);
-      const I* x = static_cast<const I*>(idx);
-      const V* v = static_cast<const V*>(val);
-      V* d = static_cast<V*>(dense);
-      for (size_t i = 0; i < n; ++i) d[x[i] - lo] = v[i];
-    });
+    scatter<false>(idx, val, n, lo, dense);
   }
 
   void split(const void* idx, size_t n, const uint64_t* bounds, int parts, uint64_t* counts, uint64_t* offs) override {
     dispatchIndex(it, [&](auto itag) {
       using I = decltype(itag);
       const I* x = static_cast<const I*>(idx);
-      // Sorted input: each part boundary is a binary search.
-      offs[0] = 0;
-      for (int p = 1; p <= parts; ++p) {
-        const uint64_t b = bounds[p];
-        offs[p] = p == parts ? n : size_t(std::lower_bound(x, x + n, b, [](I a, uint64_t v) { return uint64_t(a) < v; }) - x);
-      }
+      for (int p = 0; p <= parts; ++p) offs[p] = sorted::partStart(x, n, bounds, parts, p);
       for (int p = 0; p < parts; ++p) counts[p] = offs[p + 1] - offs[p];
       counts[parts] = 0;
     });
@@ -141,6 +119,17 @@ class CpuOps final : public SparseOps {
   void forTypes(F&& f) {
     dispatchIndex(it, [&](auto itag) { dispatchDtype(vt, [&](auto vtag) { f(itag, vtag); }); });
   }
+
+  template <bool Add>
+  void scatter(const void* idx, const void* val, size_t n, uint64_t lo, void* dense) {
+    forTypes([&](auto itag, auto vtag) {
+      using I = decltype(itag);
+      using V = decltype(vtag);
+      const I* x = static_cast<const I*>(idx);
+      const V* v = static_cast<const V*>(val);
+      for (size_t i = 0; i < n; ++i) sorted::scatterAt<Add>(x, v, i, lo, static_cast<V*>(dense));
+    });
+  }
 };
 
 }  // namespace
@@ -149,10 +138,12 @@ std::unique_ptr<SparseOps> makeCpuOps(scIndexType_t it, scDataType_t vt, const O
   return std::make_unique<CpuOps>(it, vt);
 }
 
-#ifndef SPARCOLL_HAVE_CUDA
-std::unique_ptr<SparseOps> makeCudaOps(scIndexType_t, scDataType_t, const OpsEnv&) {
+namespace {
+std::unique_ptr<SparseOps> noCudaOps(scIndexType_t, scDataType_t, const OpsEnv&) {
   SC_THROW(scInvalidUsage, "sparse allreduce on device buffers needs a CUDA build of sparcoll (SPARCOLL_CUDA=ON)");
 }
-#endif
+}  // namespace
+
+ToolkitFn<std::unique_ptr<SparseOps>(scIndexType_t, scDataType_t, const OpsEnv&)> makeCudaOps{noCudaOps};
 
 }  // namespace sc::sp

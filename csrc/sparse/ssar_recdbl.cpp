@@ -23,10 +23,7 @@ Stream ssarRecDbl(SpCtx& s, const Stream& in) {
       cur = nr < partner ? s.merge(cur, theirs) : s.merge(theirs, cur);
     }
   }
-  if (f.folded(me)) {
-    if (f.sitsOut(me)) cur = s.exchange(-1, nullptr, me + 1, 0, s.N, kPool0);
-    else s.exchange(me - 1, &cur, -1, 0, 0, kPool0);
-  }
+  cur = s.unfold(f, cur);
   s.settle(cur);
   return cur;
 }

@@ -32,29 +32,29 @@ Stream sparseAllGather(SpCtx& s, Stream mine, const std::vector<uint64_t>& meta)
     v.push_back({kind, peer, ri + e0 * s.isz, n * s.isz});
     v.push_back({kind, peer, rv + e0 * s.vsz, n * s.vsz});
   };
-  auto round = [&](P2POp::Kind k1, int p1, int a0, int a1, P2POp::Kind k2, int p2, int b0, int b1) {
+  auto moveBlocks = [&](P2POp::Kind kind, int peer, int b0, int b1) {
     std::vector<P2POp> v;
-    if (p1 >= 0) blocks(v, k1, p1, a0, a1);
-    if (p2 >= 0) blocks(v, k2, p2, b0, b1);
+    blocks(v, kind, peer, b0, b1);
     s.c.exchange(std::move(v));
   };
-  if (f.sitsOut(me)) round(P2POp::Send, me + 1, me, me + 1, P2POp::Recv, -1, 0, 0);
-  else if (f.folded(me)) round(P2POp::Recv, me - 1, me - 1, me, P2POp::Send, -1, 0, 0);
+  // Fold: the odd rank of a pair takes the even one's block beside its own.
+  f.foldBy(me, [&](int up) { moveBlocks(P2POp::Send, up, me, me + 1); },
+           [&](int down) { moveBlocks(P2POp::Recv, down, down, me); });
   if (!f.sitsOut(me)) {
-    // New rank i stands for old blocks [first(i), first(i + 1)).
-    auto first = [&](int i) { return i < f.r ? 2 * i : i + f.r; };
+    // New rank i stands for old blocks [firstOld(i), firstOld(i + 1)).
     const int nr = f.newRank(me);
     for (int d = 1; d < f.p2; d *= 2) {
       const int partner = nr ^ d, peer = f.oldRank(partner);
       const int myLo = nr & ~(d - 1), theirLo = partner & ~(d - 1);
-      round(P2POp::Send, peer, first(myLo), first(myLo + d), P2POp::Recv, peer, first(theirLo),
-            first(theirLo + d));
+      std::vector<P2POp> v;
+      blocks(v, P2POp::Send, peer, f.firstOld(myLo), f.firstOld(myLo + d));
+      blocks(v, P2POp::Recv, peer, f.firstOld(theirLo), f.firstOld(theirLo + d));
+      s.c.exchange(std::move(v));
     }
   }
-  if (f.folded(me)) {
-    if (f.sitsOut(me)) round(P2POp::Recv, me + 1, 0, P, P2POp::Send, -1, 0, 0);
-    else round(P2POp::Send, me - 1, 0, P, P2POp::Recv, -1, 0, 0);
-  }
+  // Unfold: the whole result goes back down.
+  f.unfoldBy(me, [&](int down) { moveBlocks(P2POp::Send, down, 0, P); },
+             [&](int up) { moveBlocks(P2POp::Recv, up, 0, P); });
   Stream out;
   out.lo = 0;
   out.len = s.N;

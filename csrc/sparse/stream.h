@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/sorted_index.h"
 #include "sparcoll/sparse.h"
 
 namespace sc::sp {
@@ -55,15 +56,23 @@ struct Stream {
   uint64_t elems() const { return dense ? len : n; }
   uint64_t meta() const { return dense ? kDenseMark : n; }
 
+  // The dense stream over this one's range whose len values are in v (home h).
+  Stream denseIn(void* v, int h) const {
+    Stream d = *this;
+    d.dense = true;
+    d.n = 0;
+    d.nKnown = true;
+    d.idx = nullptr;
+    d.val = v;
+    d.home = h;
+    d.writable = true;
+    return d;
+  }
   // The whole dense vector [0, N) held in the call's output buffer.
   static Stream denseOutput(size_t N, void* out) {
     Stream r;
     r.len = N;
-    r.dense = true;
-    r.val = out;
-    r.home = kOut;
-    r.writable = true;
-    return r;
+    return r.denseIn(out, kOut);
   }
 };
 
@@ -80,11 +89,20 @@ static_assert(sizeof(Header) == kHeaderWords * 8, "header layout");
 
 constexpr uint64_t kNoError = ~uint64_t(0);
 enum ErrKind : uint64_t {
-  kErrRange = 1,     // index >= dim
-  kErrDuplicate = 2, // index equal to the previous one
-  kErrUnsorted = 3,  // index smaller than the previous one
-  kErrArgument = 4,  // a local argument check failed (message on that rank)
+  kErrRange = sorted::kRange,          // index >= dim
+  kErrDuplicate = sorted::kDuplicate,  // index equal to the previous one
+  kErrUnsorted = sorted::kUnsorted,    // index smaller than the previous one
+  kErrArgument = 4,                 // a local argument check failed (message on that rank)
 };
-inline uint64_t errWord(uint64_t pos, ErrKind k) { return (pos << 4) | k; }
+SC_HD uint64_t errWord(uint64_t pos, ErrKind k) { return (pos << 4) | k; }
+
+// The input check of position i (SparseOps::validate), host and device: kNoError
+// or the error word. The first failing position has the smallest word, so the
+// device may take the minimum over all positions.
+template <typename I>
+SC_HD uint64_t checkWord(const I* x, uint64_t i, uint64_t dim, bool rangeOnly) {
+  const sorted::Fault f = sorted::faultAt(x, i, dim, rangeOnly);
+  return f == sorted::kOk ? kNoError : errWord(i, ErrKind(f));
+}
 
 }  // namespace sc::sp

@@ -11,13 +11,9 @@
 
 #include "core/api_guard.h"
 #include "core/dtype.h"
+#include "topk/device.h"
 #include "topk/dispatch.h"
-#include "topk/memory.h"
 #include "topk/params.h"
-
-#ifdef SPARCOLL_HAVE_CUDA
-#include "topk_launch.cuh"
-#endif
 
 struct scTopkState {
   size_t n = 0;
@@ -88,13 +84,11 @@ uint64_t maxOutput(const Params& p) {
   return bucketed(p.method) && p.output == scTopkVariable ? p.n : p.k;
 }
 
-#ifdef SPARCOLL_HAVE_CUDA
 double timeoutSeconds() {
   const char* env = std::getenv("SPARCOLL_TIMEOUT");
   const double s = env ? std::atof(env) : 0;
   return s > 0 ? s : 300.0;
 }
-#endif
 
 // Checks the output buffers and that every buffer lives where `device` says
 // (-1 = host); returns nothing, throws scInvalidArgument.
@@ -115,13 +109,7 @@ void checkBuffers(const Params& p, const void* in, const char* inName, int devic
 
 Outcome run(const Params& p, const Buffers& b, int device, void* stream, bool wantInfo) {
   if (device < 0) return selectHost(p, b);
-#ifdef SPARCOLL_HAVE_CUDA
   return selectDevice(p, b, DeviceCall{device, stream, wantInfo, timeoutSeconds()});
-#else
-  (void)stream;
-  (void)wantInfo;
-  SC_THROW(scInternalError, "device buffers in a build without CUDA");
-#endif
 }
 
 void report(const Outcome& o, scTopkInfo_t* info) {

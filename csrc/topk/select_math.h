@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "core/numeric.h"
+#include "core/reduce_op.h"
 #include "topk/philox.h"
 
 namespace sc {
@@ -49,34 +50,19 @@ struct FmtBase {
   SC_HD static bool finite(Bits absb) { return absb < kInf; }
 };
 
+// The add is the reduction's sum (core/reduce_op.h): one IEEE add, never fused
+// into an FMA; 16-bit formats accumulate in float32 and round once.
 struct F32 : FmtBase<uint32_t, 23, 8> {
-  SC_HD static Bits add(Bits a, Bits b) {
-#if defined(__CUDA_ARCH__)
-    return bitsOf(__fadd_rn(asF32(a), asF32(b)));
-#else
-    return bitsOf(asF32(a) + asF32(b));
-#endif
-  }
+  SC_HD static Bits add(Bits a, Bits b) { return bitsOf(Arith<float>::sum(asF32(a), asF32(b))); }
 };
 struct F64 : FmtBase<uint64_t, 52, 11> {
-  SC_HD static Bits add(Bits a, Bits b) {
-#if defined(__CUDA_ARCH__)
-    return bitsOf(__dadd_rn(asF64(a), asF64(b)));
-#else
-    return bitsOf(asF64(a) + asF64(b));
-#endif
-  }
+  SC_HD static Bits add(Bits a, Bits b) { return bitsOf(Arith<double>::sum(asF64(a), asF64(b))); }
 };
-// 16-bit formats accumulate in float32 and round once (as the reduce ops do).
 struct F16 : FmtBase<uint16_t, 10, 5> {
-  SC_HD static Bits add(Bits a, Bits b) {
-    return f32BitsToHalf(F32::add(halfToF32Bits(a), halfToF32Bits(b)));
-  }
+  SC_HD static Bits add(Bits a, Bits b) { return Arith<Half>::sum(Half{a}, Half{b}).bits; }
 };
 struct BF16 : FmtBase<uint16_t, 7, 8> {
-  SC_HD static Bits add(Bits a, Bits b) {
-    return f32BitsToBf16(F32::add(uint32_t(a) << 16, uint32_t(b) << 16));
-  }
+  SC_HD static Bits add(Bits a, Bits b) { return Arith<BFloat16>::sum(BFloat16{a}, BFloat16{b}).bits; }
 };
 
 // ---------------------------------------------------------------------------

@@ -1,22 +1,28 @@
-// Constructors of communicators per transport. Each lives beside its transport;
-// builds without MPI / NCCL get versions that fail with a clear message
-// (factory_fallback.cpp).
+// Constructors of communicators per transport. Each is a ToolkitFn
+// (core/toolkit.h): the transport's directory (transport/mpi/, transport/nccl/,
+// transport/nccl_mpi/) provides it; a build without that toolkit answers with
+// the "built without" error of factory.cpp. The local transport needs no
+// toolkit (transport/local/).
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "core/comm.h"
+#include "core/toolkit.h"
 
 namespace sc {
 
-std::unique_ptr<scComm> makeMpiComm(const void* mpiComm, const Config& cfg);
-// nccl transport bootstrapped over MPI (needs NCCL and MPI: nccl_bootstrap_nccl_mpi.cpp).
-std::unique_ptr<scComm> makeNcclComm(const void* mpiComm, const Config& cfg);
-// nccl transport from a unique id (needs NCCL only: nccl_nccl.cpp). Arguments
+// mpi transport (transport/mpi/).
+extern ToolkitFn<std::unique_ptr<scComm>(const void* mpiComm, const Config& cfg)> makeMpiComm;
+// nccl transport bootstrapped over MPI (needs NCCL and MPI: transport/nccl_mpi/).
+extern ToolkitFn<std::unique_ptr<scComm>(const void* mpiComm, const Config& cfg)> makeNcclComm;
+// nccl transport from a unique id (needs NCCL only: transport/nccl/). Arguments
 // are validated by the caller (api_comm.cpp).
-void makeNcclUniqueId(scUniqueId* id);
-std::unique_ptr<scComm> makeNcclCommFromId(int nranks, const scUniqueId& id, int rank, const Config& cfg);
+extern ToolkitFn<void(scUniqueId* id)> makeNcclUniqueId;
+extern ToolkitFn<std::unique_ptr<scComm>(int nranks, const scUniqueId& id, int rank, const Config& cfg)>
+    makeNcclCommFromId;
+
 std::vector<std::unique_ptr<scComm>> makeLocalComms(int nranks, const int* devices, const Config& cfg);
 
 }  // namespace sc

@@ -59,6 +59,16 @@ class Transport {
   virtual void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt,
                                void* stream, const Deadline& dl) = 0;
   virtual bool nativeHasAvg() const { return false; }
+
+  // MPI transports: the MPI_Comm under them (as an MPI_Comm*), and a wait,
+  // bounded by the deadline, for a nonblocking collective's MPI_Request (on
+  // that communicator or one derived from it), so that other areas can call
+  // MPI's own collectives (the neighbourhood collectives' native). NULL and
+  // an error elsewhere.
+  virtual const void* mpiComm() const { return nullptr; }
+  virtual void waitMpi(void* /*request*/, const Deadline& /*dl*/) {
+    SC_THROW(scInternalError, name(), " transport has no MPI requests to wait for");
+  }
 };
 
 }  // namespace sc

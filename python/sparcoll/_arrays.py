@@ -23,19 +23,15 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import _sparcoll
+from ._capi import DL_CODE_NAMES, DL_DEVICES, DTYPE_NAMES, DTYPES, ITEMSIZE
 from .errors import InvalidArgumentError
 
-# scDataType_t (sparcoll.h), by the name numpy / torch / cupy give the dtype.
-DTYPES = {
-    "int8": 0, "uint8": 1, "int32": 2, "uint32": 3, "int64": 4, "uint64": 5,
-    "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9,
-}
-DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
-ITEMSIZE = {0: 1, 1: 1, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2}
-
-# DLPack device types and dtype codes.
-_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
-_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT = 0, 1, 2, 4
+# numpy's typestr of each dtype code, for views of library-owned memory. numpy
+# has no bfloat16: its bits are viewed as uint16 (the caller's kind converts).
+TYPESTR = {code: np.dtype("uint16" if name == "bfloat16" else name).str for code, name in DTYPE_NAMES.items()}
+_DL_HOST = (DL_DEVICES["cpu"], DL_DEVICES["cuda_host"])
+_DL_CUDA = (DL_DEVICES["cuda"], DL_DEVICES["cuda_managed"])
 
 
 class ArrayRef:
@@ -154,13 +150,11 @@ def _from_cai(x, what: str) -> ArrayRef:
 
 
 def _from_dlpack(x, what: str, stream: Optional[int]) -> ArrayRef:
-    from . import _sparcoll
-
     dev_type, dev_id = x.__dlpack_device__()
-    if dev_type in (_DL_CPU, _DL_CUDA_HOST):
+    if dev_type in _DL_HOST:
         cap = x.__dlpack__()
         device = None
-    elif dev_type in (_DL_CUDA, _DL_CUDA_MANAGED):
+    elif dev_type in _DL_CUDA:
         # DLPack's stream argument: the consumer's stream (1 = legacy default).
         cap = x.__dlpack__(stream=stream if stream else 1)
         device = int(dev_id)
@@ -169,10 +163,9 @@ def _from_dlpack(x, what: str, stream: Optional[int]) -> ArrayRef:
     d = _sparcoll.dlpack_describe(cap)
     if d["lanes"] != 1:
         raise InvalidArgumentError(f"{what}: vector DLPack dtypes (lanes={d['lanes']}) are not supported")
-    names = {_DL_INT: "int", _DL_UINT: "uint", _DL_FLOAT: "float", _DL_BFLOAT: "bfloat"}
-    if d["code"] not in names:
+    if d["code"] not in DL_CODE_NAMES:
         raise InvalidArgumentError(f"{what}: DLPack dtype code {d['code']} is not supported")
-    code = _dtype_code(f"{names[d['code']]}{d['bits']}", what)
+    code = _dtype_code(f"{DL_CODE_NAMES[d['code']]}{d['bits']}", what)
     shape = tuple(d["shape"])
     if d["strides"] is not None and not _c_contiguous(shape, d["strides"]):
         raise InvalidArgumentError(f"{what}: DLPack tensor is not C-contiguous (strides {tuple(d['strides'])})")

@@ -1,90 +1,67 @@
-"""Communicator.dsop / dsop_sparse: distributed sum of outer products (sparcoll/dsop.h).
-
-Attached to Communicator by sparcoll/__init__.py when the library has DSOP.
-"""
+"""Communicator.dsop / dsop_sparse / dsop_algo_for: distributed sum of outer
+products (sparcoll/dsop.h), the methods of DsopMixin, a base class of
+Communicator (sparcoll/comm.py)."""
 
 from __future__ import annotations
 
-import operator
-
 from . import _sparcoll
-from ._arrays import DTYPES, resolve_stream
-from .comm import lookup
+from ._arrays import resolve_stream
+from ._capi import DSOP_ALGOS, DTYPES, lookup, name_of, nonneg_int
 from .errors import InvalidArgumentError
 
-DSOP_ALGOS = {"auto": 0, "allgather": 1, "allreduce": 2, "allreduce_ring": 3, "g_rabenseifner": 4,
-              "all_scatter": 5}
 _INDEX_TYPES = (DTYPES["int64"], DTYPES["uint64"])
 
 
-def dsop(self, a, b, algo: str = "auto", *, out=None, stream=None):
-    """G = sum over ranks of outer(a_i, b_i), shape (len(a), len(b)), on every rank.
+class DsopMixin:
+    """The DSOP methods of Communicator (they use its _h, _input and _output)."""
 
-    a and b are 1-D (any contiguous array is read flat) with the same dtype:
-    float32 / float64 give G of that dtype, float16 / bfloat16 give float32 G.
-    algo: "auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner",
-    "all_scatter" (costs in the README). G must not overlap a or b.
-    """
-    algc = lookup(DSOP_ALGOS, algo, "DSOP algorithm")
-    A, B = self._input(a, "a", stream), self._input(b, "b", stream)
-    if A.dtype != B.dtype:
-        raise InvalidArgumentError(f"dsop: a is {A.dtype_name} but b is {B.dtype_name}")
-    n, m = A.size, B.size
-    out_dt = _sparcoll.dsop_output_type(A.dtype)
-    out, G = self._output(A, out, (n, m), dtype=out_dt)
-    if G.overlaps(B):
-        raise InvalidArgumentError("out overlaps b")
-    _sparcoll.dsop(self._h, A.ptr, n, B.ptr, m, G.ptr, A.dtype, algc, resolve_stream(A, stream))
-    return out
+    def dsop(self, a, b, algo: str = "auto", *, out=None, stream=None):
+        """G = sum over ranks of outer(a_i, b_i), shape (len(a), len(b)), on every rank.
 
+        a and b are 1-D (any contiguous array is read flat) with the same dtype:
+        float32 / float64 give G of that dtype, float16 / bfloat16 give float32 G.
+        algo: "auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner",
+        "all_scatter" (costs in the README). G must not overlap a or b.
+        """
+        algc = lookup(DSOP_ALGOS, algo, "DSOP algorithm")
+        A, B = self._input(a, "a", stream), self._input(b, "b", stream)
+        if A.dtype != B.dtype:
+            raise InvalidArgumentError(f"dsop: a is {A.dtype_name} but b is {B.dtype_name}")
+        n, m = A.size, B.size
+        out_dt = _sparcoll.dsop_output_type(A.dtype)
+        out, G = self._output(A, out, (n, m), dtype=out_dt)
+        if G.overlaps(B):
+            raise InvalidArgumentError("out overlaps b")
+        _sparcoll.dsop(self._h, A.ptr, n, B.ptr, m, G.ptr, A.dtype, algc, resolve_stream(A, stream))
+        return out
 
-def dsop_sparse(self, a_indices, a_values, n: int, b_indices, b_values, m: int, algo: str = "auto", *,
-                out=None, stream=None):
-    """dsop with sparse inputs: a_i given by (a_indices, a_values) pairs of a length-n vector
-    (indices strictly increasing, int64 or uint64), likewise b_i of length m. Returns the dense
-    (n, m) G. algo: "auto", "allgather" or "g_rabenseifner"."""
-    algc = lookup(DSOP_ALGOS, algo, "DSOP algorithm")
-    ai, av = self._input(a_indices, "a_indices", stream), self._input(a_values, "a_values", stream)
-    bi, bv = self._input(b_indices, "b_indices", stream), self._input(b_values, "b_values", stream)
-    for what, r in (("a_indices", ai), ("b_indices", bi)):
-        if r.dtype not in _INDEX_TYPES:
-            raise InvalidArgumentError(f"dsop_sparse: {what} must be int64 or uint64, got {r.dtype_name}")
-    if ai.size != av.size or bi.size != bv.size:
-        raise InvalidArgumentError(f"dsop_sparse: {ai.size} a_indices for {av.size} a_values, "
-                                   f"{bi.size} b_indices for {bv.size} b_values")
-    if av.dtype != bv.dtype:
-        raise InvalidArgumentError(f"dsop_sparse: a_values is {av.dtype_name} but b_values is {bv.dtype_name}")
-    n, m = _count(n, "n"), _count(m, "m")
-    out_dt = _sparcoll.dsop_output_type(av.dtype)
-    out, G = self._output(av, out, (n, m), dtype=out_dt)
-    for what, r in (("a_indices", ai), ("b_indices", bi), ("b_values", bv)):
-        if G.overlaps(r):
-            raise InvalidArgumentError(f"out overlaps {what}")
-    _sparcoll.dsop_sparse(self._h, ai.ptr, av.ptr, av.size, n, bi.ptr, bv.ptr, bv.size, m, G.ptr, av.dtype, algc,
-                          resolve_stream(av, stream))
-    return out
+    def dsop_sparse(self, a_indices, a_values, n: int, b_indices, b_values, m: int, algo: str = "auto", *,
+                    out=None, stream=None):
+        """dsop with sparse inputs: a_i given by (a_indices, a_values) pairs of a length-n vector
+        (indices strictly increasing, int64 or uint64), likewise b_i of length m. Returns the dense
+        (n, m) G. algo: "auto", "allgather" or "g_rabenseifner"."""
+        algc = lookup(DSOP_ALGOS, algo, "DSOP algorithm")
+        ai, av = self._input(a_indices, "a_indices", stream), self._input(a_values, "a_values", stream)
+        bi, bv = self._input(b_indices, "b_indices", stream), self._input(b_values, "b_values", stream)
+        for what, r in (("a_indices", ai), ("b_indices", bi)):
+            if r.dtype not in _INDEX_TYPES:
+                raise InvalidArgumentError(f"dsop_sparse: {what} must be int64 or uint64, got {r.dtype_name}")
+        if ai.size != av.size or bi.size != bv.size:
+            raise InvalidArgumentError(f"dsop_sparse: {ai.size} a_indices for {av.size} a_values, "
+                                       f"{bi.size} b_indices for {bv.size} b_values")
+        if av.dtype != bv.dtype:
+            raise InvalidArgumentError(f"dsop_sparse: a_values is {av.dtype_name} but b_values is {bv.dtype_name}")
+        n, m = nonneg_int(n, "n"), nonneg_int(m, "m")
+        out_dt = _sparcoll.dsop_output_type(av.dtype)
+        out, G = self._output(av, out, (n, m), dtype=out_dt)
+        for what, r in (("a_indices", ai), ("b_indices", bi), ("b_values", bv)):
+            if G.overlaps(r):
+                raise InvalidArgumentError(f"out overlaps {what}")
+        _sparcoll.dsop_sparse(self._h, ai.ptr, av.ptr, av.size, n, bi.ptr, bv.ptr, bv.size, m, G.ptr, av.dtype, algc,
+                              resolve_stream(av, stream))
+        return out
 
-
-def dsop_algo_for(self, n: int, m: int, dtype: str = "float32") -> str:
-    """The DSOP algorithm "auto" picks for these sizes on this communicator."""
-    code = _sparcoll.dsop_algo_for(self._h, _count(n, "n"), _count(m, "m"), lookup(DTYPES, dtype, "dtype"))
-    return next(k for k, v in DSOP_ALGOS.items() if v == code)
-
-
-def _count(v, what: str) -> int:
-    try:
-        if isinstance(v, bool):
-            raise TypeError
-        v = operator.index(v)
-    except TypeError:
-        raise InvalidArgumentError(f"{what} must be a non-negative int, got {v!r}") from None
-    if v < 0:
-        raise InvalidArgumentError(f"{what} must be a non-negative int, got {v}")
-    return v
-
-
-def attach(cls) -> None:
-    cls.dsop = dsop
-    cls.dsop_algo_for = dsop_algo_for
-    if _sparcoll.features["dsop_sparse"]:
-        cls.dsop_sparse = dsop_sparse
+    def dsop_algo_for(self, n: int, m: int, dtype: str = "float32") -> str:
+        """The DSOP algorithm "auto" picks for these sizes on this communicator."""
+        code = _sparcoll.dsop_algo_for(self._h, nonneg_int(n, "n"), nonneg_int(m, "m"), lookup(DTYPES, dtype, "dtype"))
+        return name_of(DSOP_ALGOS, code)

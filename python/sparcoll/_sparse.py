@@ -1,26 +1,25 @@
-"""Communicator.sparse_allreduce (dense result) and sparse_allreduce_sparse
-(sparse result) over sparcoll/sparse.h. Attached by sparcoll/__init__.py when
-the library has the sparse allreduce."""
+"""Communicator.sparse_allreduce (dense result), sparse_allreduce_sparse
+(sparse result) and sparse_algo_for over sparcoll/sparse.h: the methods of
+SparseMixin, a base class of Communicator (sparcoll/comm.py)."""
 
 from __future__ import annotations
 
-import operator
 import sys
 from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from . import _sparcoll
-from ._arrays import DTYPES, DTYPE_NAMES, ArrayRef, resolve_stream
-from .comm import OPS, lookup
+from ._arrays import TYPESTR, ArrayRef, resolve_stream
+from ._capi import DTYPE_NAMES, DTYPES, INDEX_TYPES, OPS, SPARSE_ALGOS, lookup, name_of, nonneg_int
+from ._views import DeviceView, HostView
 from .errors import InvalidArgumentError
 
-SPARSE_ALGOS = {"auto": 0, "ssar_rec_dbl": 1, "ssar_split_allgather": 2, "dsar_split_allgather": 3,
-                "dsar_early_switch": 4, "dense": 5}
-_ALGO_ALIASES = {"ssar_recdbl": "ssar_rec_dbl"}  # the C library's scSparseAlgoName spelling
+# The C library's scSparseAlgoName spelling, accepted besides the package's.
+_ALGO_ALIASES = {"ssar_recdbl": "ssar_rec_dbl"}
 # Index arrays: 32-bit (uint32, or int32 >= 0) and 64-bit (uint64, or int64 >= 0) read as unsigned.
-_ITYPE = {DTYPES["uint32"]: 0, DTYPES["int32"]: 0, DTYPES["uint64"]: 1, DTYPES["int64"]: 1}
-_SORT_INPUT = 1
+_ITYPE = {DTYPES["uint32"]: INDEX_TYPES["uint32"], DTYPES["int32"]: INDEX_TYPES["uint32"],
+          DTYPES["uint64"]: INDEX_TYPES["uint64"], DTYPES["int64"]: INDEX_TYPES["uint64"]}
 
 
 class SparseReduction(NamedTuple):
@@ -41,18 +40,6 @@ def _algo(name) -> int:
     return lookup(SPARSE_ALGOS, _ALGO_ALIASES.get(name, name), "sparse algorithm")
 
 
-def _dim(v) -> int:
-    try:
-        if isinstance(v, bool):
-            raise TypeError
-        v = operator.index(v)
-    except TypeError:
-        raise InvalidArgumentError(f"dim must be a non-negative int, got {v!r}") from None
-    if v < 0:
-        raise InvalidArgumentError(f"dim must be a non-negative int, got {v}")
-    return v
-
-
 def _inputs(self, indices, values, stream):
     I = self._input(indices, "indices", stream)
     V = self._input(values, "values", stream)
@@ -67,89 +54,84 @@ def _options(sort_input, switch_density, early_group_size):
     sd = float(switch_density)
     if not 0.0 <= sd <= 1.0:
         raise InvalidArgumentError(f"switch_density must be in [0, 1], got {sd}")
-    return (_SORT_INPUT if sort_input else 0), sd, int(early_group_size)
+    return (_sparcoll.SPARSE_SORT_INPUT if sort_input else 0), sd, int(early_group_size)
 
 
-def sparse_allreduce(self, indices, values, dim: int, op: str = "sum", algo: str = "auto", out=None, *,
-                     sort_input: bool = False, switch_density: float = 0.0, early_group_size: int = 0, stream=None):
-    """Sums (op "sum") or averages (op "avg") the sparse vectors of all ranks; returns the dense result.
+class SparseMixin:
+    """The sparse allreduce methods of Communicator (they use its _h, _input and _output)."""
 
-    Each rank passes its non-zeros as ``indices`` (sorted, unique, < dim;
-    uint32/int32 or uint64/int64) and ``values`` (any dtype). The result has
-    shape (dim,) and values' dtype and kind (or is written to ``out``).
-    algo: "auto" (cost model), "ssar_rec_dbl", "ssar_split_allgather",
-    "dsar_split_allgather", "dsar_early_switch", "dense" (Renggli ch. 3).
-    sort_input: sort the pairs and sum duplicates instead of rejecting them.
-    switch_density: switch a stream to dense above this density (0: only when
-    dense is smaller). early_group_size: dsar_early_switch's sparse group size
-    (0: model). Every rank must pass the same dim, dtypes, op, algo and options.
-    """
-    I, V = _inputs(self, indices, values, stream)
-    n = _dim(dim)
-    opc, algc = lookup(OPS, op, "reduction op"), _algo(algo)
-    flags, sd, eg = _options(sort_input, switch_density, early_group_size)
-    out, O = self._output(V, out, (n,))
-    if O.overlaps(I):
-        raise InvalidArgumentError("out overlaps indices")
-    _sparcoll.sparse_allreduce(self._h, I.ptr, V.ptr, V.size, n, _ITYPE[I.dtype], V.dtype, opc, algc, flags, sd, eg,
-                               O.ptr, resolve_stream(V, stream))
-    return out
+    def sparse_allreduce(self, indices, values, dim: int, op: str = "sum", algo: str = "auto", out=None, *,
+                         sort_input: bool = False, switch_density: float = 0.0, early_group_size: int = 0,
+                         stream=None):
+        """Sums (op "sum") or averages (op "avg") the sparse vectors of all ranks; returns the dense result.
 
+        Each rank passes its non-zeros as ``indices`` (sorted, unique, < dim;
+        uint32/int32 or uint64/int64) and ``values`` (any dtype). The result has
+        shape (dim,) and values' dtype and kind (or is written to ``out``).
+        algo: "auto" (cost model), "ssar_rec_dbl", "ssar_split_allgather",
+        "dsar_split_allgather", "dsar_early_switch", "dense" (Renggli ch. 3).
+        sort_input: sort the pairs and sum duplicates instead of rejecting them.
+        switch_density: switch a stream to dense above this density (0: only when
+        dense is smaller). early_group_size: dsar_early_switch's sparse group size
+        (0: model). Every rank must pass the same dim, dtypes, op, algo and options.
+        """
+        I, V = _inputs(self, indices, values, stream)
+        n = nonneg_int(dim, "dim")
+        opc, algc = lookup(OPS, op, "reduction op"), _algo(algo)
+        flags, sd, eg = _options(sort_input, switch_density, early_group_size)
+        out, O = self._output(V, out, (n,))
+        if O.overlaps(I):
+            raise InvalidArgumentError("out overlaps indices")
+        _sparcoll.sparse_allreduce(self._h, I.ptr, V.ptr, V.size, n, _ITYPE[I.dtype], V.dtype, opc, algc, flags, sd,
+                                   eg, O.ptr, resolve_stream(V, stream))
+        return out
 
-def sparse_allreduce_sparse(self, indices, values, dim: int, op: str = "sum", algo: str = "auto", *,
-                            sort_input: bool = False, switch_density: float = 0.0, early_group_size: int = 0,
-                            stream=None) -> SparseReduction:
-    """:meth:`sparse_allreduce` with a sparse result: a :class:`SparseReduction`
-    (indices, values, is_dense, algo) of the caller's array kind. Only the
-    union of the ranks' indices is materialized, so a rank can apply a sparse
-    update (w[indices] -= lr * values) without touching all dim entries."""
-    I, V = _inputs(self, indices, values, stream)
-    n = _dim(dim)
-    opc, algc = lookup(OPS, op, "reduction op"), _algo(algo)
-    flags, sd, eg = _options(sort_input, switch_density, early_group_size)
-    res = getattr(self, "_sparse_result", None)
-    if res is None:
-        res = self._sparse_result = _sparcoll.SparseResultHandle(self._h)
-    dense, nnz, _dim_out, ip, vp, algo_code = _sparcoll.sparse_allreduce_to_sparse(
-        self._h, I.ptr, V.ptr, V.size, n, _ITYPE[I.dtype], V.dtype, opc, algc, flags, sd, eg, res,
-        resolve_stream(V, stream))
-    # The library owns (and reuses) the result buffers: copy into arrays of the caller's kind.
-    vals = _copy_out(V, vp, nnz, V.dtype)
-    idx = None if dense else _copy_out(I, ip, nnz, I.dtype)
-    name = next(k for k, v in SPARSE_ALGOS.items() if v == algo_code)
-    return SparseReduction(idx, vals, bool(dense), name)
+    def sparse_allreduce_sparse(self, indices, values, dim: int, op: str = "sum", algo: str = "auto", *,
+                                sort_input: bool = False, switch_density: float = 0.0, early_group_size: int = 0,
+                                stream=None) -> SparseReduction:
+        """:meth:`sparse_allreduce` with a sparse result: a :class:`SparseReduction`
+        (indices, values, is_dense, algo) of the caller's array kind. Only the
+        union of the ranks' indices is materialized, so a rank can apply a sparse
+        update (w[indices] -= lr * values) without touching all dim entries."""
+        I, V = _inputs(self, indices, values, stream)
+        n = nonneg_int(dim, "dim")
+        opc, algc = lookup(OPS, op, "reduction op"), _algo(algo)
+        flags, sd, eg = _options(sort_input, switch_density, early_group_size)
+        res = getattr(self, "_sparse_result", None)
+        if res is None:
+            res = self._sparse_result = _sparcoll.SparseResultHandle(self._h)
+        dense, nnz, _dim_out, ip, vp, algo_code = _sparcoll.sparse_allreduce_to_sparse(
+            self._h, I.ptr, V.ptr, V.size, n, _ITYPE[I.dtype], V.dtype, opc, algc, flags, sd, eg, res,
+            resolve_stream(V, stream))
+        # The library owns (and reuses) the result buffers: copy into arrays of the caller's kind.
+        vals = _copy_out(V, vp, nnz, V.dtype)
+        idx = None if dense else _copy_out(I, ip, nnz, I.dtype)
+        return SparseReduction(idx, vals, bool(dense), name_of(SPARSE_ALGOS, algo_code))
 
-
-def sparse_algo_for(self, nnz_per_rank: Sequence[int], dim: int, index_dtype: str = "uint32",
-                    dtype: str = "float32", dense_output: bool = True, *, switch_density: float = 0.0,
-                    early_group_size: int = 0) -> str:
-    """The algorithm "auto" would pick for these per-rank non-zero counts (no communication)."""
-    counts = [int(c) for c in nnz_per_rank]
-    if len(counts) != self.size:
-        raise InvalidArgumentError(f"nnz_per_rank needs {self.size} entries (one per rank), got {len(counts)}")
-    it = _ITYPE.get(lookup(DTYPES, index_dtype, "index dtype"))
-    if it is None:
-        raise InvalidArgumentError(f"index_dtype must be uint32, int32, uint64 or int64, got {index_dtype!r}")
-    flags, sd, eg = _options(False, switch_density, early_group_size)
-    code = _sparcoll.sparse_algo_for(self._h, counts, _dim(dim), it, lookup(DTYPES, dtype, "dtype"), flags, sd, eg,
-                                     bool(dense_output))
-    return next(k for k, v in SPARSE_ALGOS.items() if v == code)
-
-
-_TYPESTR = {"int8": "|i1", "uint8": "|u1", "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8",
-            "float16": "<f2", "float32": "<f4", "float64": "<f8", "bfloat16": "<u2"}
+    def sparse_algo_for(self, nnz_per_rank: Sequence[int], dim: int, index_dtype: str = "uint32",
+                        dtype: str = "float32", dense_output: bool = True, *, switch_density: float = 0.0,
+                        early_group_size: int = 0) -> str:
+        """The algorithm "auto" would pick for these per-rank non-zero counts (no communication)."""
+        counts = [int(c) for c in nnz_per_rank]
+        if len(counts) != self.size:
+            raise InvalidArgumentError(f"nnz_per_rank needs {self.size} entries (one per rank), got {len(counts)}")
+        it = _ITYPE.get(lookup(DTYPES, index_dtype, "index dtype"))
+        if it is None:
+            raise InvalidArgumentError(f"index_dtype must be uint32, int32, uint64 or int64, got {index_dtype!r}")
+        flags, sd, eg = _options(False, switch_density, early_group_size)
+        code = _sparcoll.sparse_algo_for(self._h, counts, nonneg_int(dim, "dim"), it, lookup(DTYPES, dtype, "dtype"),
+                                         flags, sd, eg, bool(dense_output))
+        return name_of(SPARSE_ALGOS, code)
 
 
 def _copy_out(like: ArrayRef, ptr: int, n: int, code: int):
     """A copy of n library-owned elements at ptr, as an array of like's kind and device."""
-    from ._views import DeviceView, HostView
-
     name = DTYPE_NAMES[code]
     if like.device is None:
         if n == 0:
-            host = np.empty(0, dtype=_TYPESTR[name])
+            host = np.empty(0, dtype=TYPESTR[code])
         else:
-            host = np.array(np.asarray(HostView(None, ptr, n, _TYPESTR[name])))
+            host = np.array(np.asarray(HostView(None, ptr, n, TYPESTR[code])))
         if like.kind == "torch":
             t = sys.modules["torch"]
             tt = t.from_numpy(host)
@@ -160,17 +142,11 @@ def _copy_out(like: ArrayRef, ptr: int, n: int, code: int):
     if like.kind == "cupy":
         cp = sys.modules["cupy"]
         with cp.cuda.Device(like.device):
-            return cp.asarray(DeviceView(None, ptr, n, _TYPESTR[name])).copy() if n else cp.empty(0, _TYPESTR[name])
+            return cp.asarray(DeviceView(None, ptr, n, TYPESTR[code])).copy() if n else cp.empty(0, TYPESTR[code])
     import torch
 
     dev = f"cuda:{like.device}" if like.device >= 0 else "cuda"
     if n == 0:
         return torch.empty(0, dtype=getattr(torch, name), device=dev)
-    tt = torch.as_tensor(DeviceView(None, ptr, n, _TYPESTR[name]), device=dev).clone()
+    tt = torch.as_tensor(DeviceView(None, ptr, n, TYPESTR[code]), device=dev).clone()
     return tt.view(torch.bfloat16) if name == "bfloat16" else tt
-
-
-def attach(cls) -> None:
-    cls.sparse_allreduce = sparse_allreduce
-    cls.sparse_allreduce_sparse = sparse_allreduce_sparse
-    cls.sparse_algo_for = sparse_algo_for

@@ -1,5 +1,5 @@
 """Top-k selection with error feedback (sparcoll/topk.h): ``sparcoll.topk`` and
-``sparcoll.TopkFeedback``. Exposed by sparcoll/__init__.py when the library has top-k.
+``sparcoll.TopkFeedback``.
 
 The selection is written as a sparse stream (strictly increasing indices, the
 selected values): exactly the input of ``Communicator.sparse_allreduce``.
@@ -14,14 +14,12 @@ from typing import Optional, Tuple
 import numpy as np
 
 from . import _sparcoll
-from ._arrays import DTYPES, ArrayRef, as_ref, empty_like_kind, resolve_stream, torch_module
-from .comm import lookup
+from ._arrays import TYPESTR, ArrayRef, as_ref, empty_like_kind, resolve_stream, stream_handle, torch_module
+from ._capi import DTYPES, INDEX_TYPES, TOPK_METHODS, TOPK_OUTPUTS, lookup
 from ._views import DeviceView, HostView
 from .errors import InvalidArgumentError
 
-METHODS = {"approx": 0, "approx_at_most": 1, "exact": 2, "threshold": 3}
-OUTPUTS = {"variable": 0, "fixed": 1}
-_U32, _U64 = 0, 1
+_U32, _U64 = INDEX_TYPES["uint32"], INDEX_TYPES["uint64"]
 _FLOATS = (DTYPES["float16"], DTYPES["float32"], DTYPES["float64"], DTYPES["bfloat16"])
 
 
@@ -71,8 +69,8 @@ def _trim(arr, nnz: int, capacity: int):
 
 
 def _cfg(method, k, bucket, output, seed, samples):
-    return (lookup(METHODS, method, "top-k method"), _int(k, "k"), _int(bucket, "bucket", 1),
-            lookup(OUTPUTS, output, "top-k output"), _int(seed, "seed"), _int(samples, "samples"))
+    return (lookup(TOPK_METHODS, method, "top-k method"), _int(k, "k"), _int(bucket, "bucket", 1),
+            lookup(TOPK_OUTPUTS, output, "top-k output"), _int(seed, "seed"), _int(samples, "samples"))
 
 
 def topk(x, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, residual=None, *, step: int = 0,
@@ -156,9 +154,6 @@ def _store_residual(r, acc, sel, R: ArrayRef) -> None:
     flat[sel] = 0
 
 
-_TYPESTR = {"float16": "<f2", "float32": "<f4", "float64": "<f8", "bfloat16": "<u2"}
-
-
 class TopkFeedback:
     """Error-feedback state of one tensor (the library's fused path, thesis Algorithm 2).
 
@@ -189,7 +184,7 @@ class TopkFeedback:
         numpy for a host state (``like`` = a torch tensor gives a torch tensor),
         a torch / cupy array for a device state (per ``like``'s kind, torch by default)."""
         ptr = self._h.residual_ptr()
-        ts = _TYPESTR[self.dtype]
+        ts = TYPESTR[self._code]
         if self.device is None:
             arr = np.asarray(HostView(self, ptr, self.n, ts))
             if torch_module(like) is not None:
@@ -208,8 +203,6 @@ class TopkFeedback:
 
     def reset(self, stream=None) -> None:
         """residual := 0 and step := 0."""
-        from ._arrays import stream_handle
-
         self._h.reset(stream_handle(stream) if self.device is not None else 0)
 
     def select(self, grad, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, *,

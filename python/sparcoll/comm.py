@@ -1,7 +1,7 @@
 """The communicator: creation (MPI, NCCL unique id, local threads,
-torch.distributed) and the dense collectives. Area collectives (sparse
-allreduce, DSOP) are methods too, added by their modules when the library has
-them."""
+torch.distributed) and the dense collectives. The area collectives (sparse
+allreduce, DSOP, neighbourhood collectives) are methods too, inherited from
+the mixins of _sparse.py, _dsop.py and _neighbor.py."""
 
 from __future__ import annotations
 
@@ -10,20 +10,17 @@ import threading
 import weakref
 from typing import List, Optional, Sequence
 
-from . import _sparcoll
+from . import _bootstrap, _sparcoll
 from ._arrays import ArrayRef, as_ref, empty_like_kind, resolve_stream, stream_handle
+from ._bootstrap import get_unique_id  # noqa: F401 - sparcoll.comm is public: its names stay
+from ._capi import ALGOS, DTYPE_NAMES, OPS, TRANSPORTS, feature_summary, lookup, name_of, require_nccl, subset
+from ._dsop import DsopMixin
+from ._neighbor import NeighborMixin
+from ._sparse import SparseMixin
 from .errors import InvalidArgumentError, InvalidUsageError
 
-OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3, "avg": 4}
-ALGOS = {"auto": 0, "ring": 1, "rabenseifner": 2, "recdbl": 3, "native": 4}
-TRANSPORTS = {"mpi": 0, "nccl": 1, "local": 2}
-
-
-def lookup(table: dict, name, what: str) -> int:
-    """Maps a user-facing name ("ring", "sum", ...) to its C enum value."""
-    if not isinstance(name, str) or name not in table:
-        raise InvalidArgumentError(f"unknown {what} {name!r}; expected one of: {', '.join(table)}")
-    return table[name]
+# Transports the MPI and torch.distributed bootstraps can set up.
+_BOOTSTRAP_TRANSPORTS = subset(TRANSPORTS, "mpi", "nccl")
 
 
 # Communicators still open at interpreter exit are destroyed before mpi4py
@@ -40,7 +37,7 @@ def _close_all() -> None:
         c.close()
 
 
-class Communicator:
+class Communicator(SparseMixin, DsopMixin, NeighborMixin):
     """A group of ranks that run collectives together.
 
     Create one with :meth:`from_mpi`, :meth:`from_unique_id`, :meth:`from_torch`
@@ -58,6 +55,7 @@ class Communicator:
     def __init__(self, handle, transport: str):
         self._h = handle
         self.transport = transport
+        self._topologies_init()
         with _live_lock:
             _live.add(self)
 
@@ -73,11 +71,11 @@ class Communicator:
         bounds every blocking wait (default: env SPARCOLL_TIMEOUT or 300);
         ``algo`` is what "auto" resolves to ("auto" = cost model).
         """
-        code = lookup({"mpi": 0, "nccl": 1}, transport, "transport for from_mpi")
+        code = lookup(_BOOTSTRAP_TRANSPORTS, transport, "transport for from_mpi")
         need = "nccl" if transport == "nccl" else "mpi"
         if not _sparcoll.features[need]:
             raise InvalidUsageError(f"this sparcoll build has no {need} transport "
-                                    f"(built with: {_feature_summary()})")
+                                    f"(built with: {feature_summary()})")
         try:
             from mpi4py import MPI
         except ImportError as e:
@@ -104,7 +102,7 @@ class Communicator:
         the calling thread's current device (e.g. ``torch.cuda.set_device``'s).
         Other arguments as for :meth:`from_mpi`.
         """
-        _require_nccl("Communicator.from_unique_id")
+        require_nccl("Communicator.from_unique_id")
         for name, v in (("nranks", nranks), ("rank", rank), ("device", device)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise TypeError(f"{name} must be an int, got {type(v).__name__}")
@@ -128,17 +126,13 @@ class Communicator:
         mpi4py; the members exchange their MPI ranks through the process group
         and build the matching MPI communicator. kwargs as for :meth:`from_mpi`.
         """
-        lookup({"mpi": 0, "nccl": 1}, transport, "transport for from_torch")
+        lookup(_BOOTSTRAP_TRANSPORTS, transport, "transport for from_torch")
         if transport == "nccl":
             # Checked on every member before the broadcast, so none is left waiting.
-            _require_nccl("Communicator.from_torch(transport='nccl')")
-            from .torch import _unique_id_of_group
-
-            size, rank, uid = _unique_id_of_group(process_group)
+            require_nccl("Communicator.from_torch(transport='nccl')")
+            size, rank, uid = _bootstrap.unique_id_of_group(process_group)
             return cls.from_unique_id(size, uid, rank, **kwargs)
-        from .torch import _mpi_comm_of_group
-
-        sub = _mpi_comm_of_group(process_group)
+        sub = _bootstrap.mpi_comm_of_group(process_group)
         try:
             return cls.from_mpi(sub, transport, **kwargs)
         finally:
@@ -169,7 +163,9 @@ class Communicator:
 
     def stats(self) -> dict:
         """Traffic of sparcoll's own schedules on this rank since the last reset:
-        {"bytes_sent", "bytes_recv", "msgs_sent", "msgs_recv"} (native calls are not counted)."""
+        {"bytes_sent", "bytes_recv", "msgs_sent", "msgs_recv"}, and "inter_node_bytes_sent",
+        "inter_node_msgs_sent": the part sent to another node, as the neighbourhood collectives
+        count it by their topology's nodes. Native calls are not counted."""
         return self._h.stats()
 
     def reset_stats(self) -> None:
@@ -177,11 +173,12 @@ class Communicator:
 
     def algo_for(self, nbytes: int) -> str:
         """The dense allreduce algorithm "auto" picks for a message of nbytes bytes."""
-        code = self._h.algo_for(int(nbytes))
-        return next(k for k, v in ALGOS.items() if v == code)
+        return name_of(ALGOS, self._h.algo_for(int(nbytes)))
 
     def close(self) -> None:
-        """Destroys the communicator (also done at garbage collection and at exit)."""
+        """Destroys the communicator (also done at garbage collection and at exit), and
+        first the topologies created on it."""
+        self._close_topologies()
         self._h.close()
 
     def __enter__(self) -> "Communicator":
@@ -219,7 +216,7 @@ class Communicator:
         ref = as_ref(out, what)
         self._check_where(ref, what)
         if ref.dtype != dtype:
-            raise InvalidArgumentError(f"{what} has dtype {ref.dtype_name}, expected {_name(dtype)}")
+            raise InvalidArgumentError(f"{what} has dtype {ref.dtype_name}, expected {DTYPE_NAMES[dtype]}")
         if ref.size != _prod(shape):
             raise InvalidArgumentError(
                 f"{what} has {ref.size} elements, expected {_prod(shape)} (shape {tuple(shape)})")
@@ -288,14 +285,6 @@ class Communicator:
         _sparcoll.barrier(self._h, stream_handle(stream) if self.is_device else 0)
 
 
-def get_unique_id() -> bytes:
-    """A new id (128 opaque bytes) for :meth:`Communicator.from_unique_id`, like
-    ncclGetUniqueId. Needs no GPU. The calling process hosts NCCL's bootstrap:
-    it must take part (usually as rank 0) until every rank's init has returned."""
-    _require_nccl("get_unique_id")
-    return _sparcoll.get_unique_id()
-
-
 def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Optional[float] = None,
                 algo: str = "auto", pipeline_bytes: int = 0) -> List[Communicator]:
     """n communicators of one process, rank i = element i, for n threads.
@@ -310,7 +299,7 @@ def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Opt
     devs = None if devices is None else [int(d) for d in devices]
     if devs is not None and not _sparcoll.features["cuda"]:
         raise InvalidUsageError("local_group(devices=...) needs a CUDA build of sparcoll "
-                                f"(built with: {_feature_summary()})")
+                                f"(built with: {feature_summary()})")
     hs = _sparcoll.init_local(n, devs, _timeout(timeout), lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes))
     return [Communicator(h, "local") for h in hs]
 
@@ -329,18 +318,3 @@ def _prod(shape) -> int:
     for s in shape:
         n *= int(s)
     return n
-
-
-def _name(code: int) -> str:
-    from ._arrays import DTYPE_NAMES
-    return DTYPE_NAMES[code]
-
-
-def _require_nccl(what: str) -> None:
-    if not _sparcoll.features["nccl"]:
-        raise InvalidUsageError(f"{what} needs the nccl transport, which this sparcoll build lacks "
-                                f"(built with: {_feature_summary()}; build with SPARCOLL_CUDA=ON and NCCL)")
-
-
-def _feature_summary() -> str:
-    return ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in _sparcoll.features.items())

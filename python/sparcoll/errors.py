@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import builtins
 
+from . import _sparcoll
+
 __all__ = [
     "SparcollError",
     "InvalidArgumentError",
@@ -27,22 +29,16 @@ __all__ = [
     "InternalError",
 ]
 
-# scResult_t values (sparcoll.h).
-SUCCESS, INVALID_ARGUMENT, INVALID_USAGE, SYSTEM_ERROR, CUDA_ERROR = 0, 1, 2, 3, 4
-NCCL_ERROR, MPI_ERROR, TIMEOUT, REMOTE_ERROR, INTERNAL_ERROR = 5, 6, 7, 8, 9
+# scResult_t as the extension exports it (python/src/enums.cpp): C name -> value.
+_RESULT = _sparcoll.Result
+_CODE_NAMES = {int(v): name for name, v in _RESULT.__members__.items()}
 
-_CODE_NAMES = {
-    SUCCESS: "scSuccess",
-    INVALID_ARGUMENT: "scInvalidArgument",
-    INVALID_USAGE: "scInvalidUsage",
-    SYSTEM_ERROR: "scSystemError",
-    CUDA_ERROR: "scCudaError",
-    NCCL_ERROR: "scNcclError",
-    MPI_ERROR: "scMpiError",
-    TIMEOUT: "scTimeout",
-    REMOTE_ERROR: "scRemoteError",
-    INTERNAL_ERROR: "scInternalError",
-}
+
+def _init(exc: SparcollError, message: str, code: int | None) -> None:
+    """The attributes every SparcollError carries (subclasses with a built-in base call it too)."""
+    exc.message = message
+    exc.code = exc.default_code if code is None else int(code)
+    exc.code_name = _CODE_NAMES.get(exc.code, f"scResult_t({exc.code})")
 
 
 class SparcollError(Exception):
@@ -54,13 +50,11 @@ class SparcollError(Exception):
         message: the library's detailed message.
     """
 
-    default_code = INTERNAL_ERROR
+    default_code = int(_RESULT.scInternalError)
 
     def __init__(self, message: str, code: int | None = None):
         super().__init__(message)
-        self.message = message
-        self.code = self.default_code if code is None else int(code)
-        self.code_name = _CODE_NAMES.get(self.code, f"scResult_t({self.code})")
+        _init(self, message, code)
 
     def __str__(self) -> str:
         return self.message
@@ -72,81 +66,68 @@ class SparcollError(Exception):
 class InvalidArgumentError(SparcollError, ValueError):
     """scInvalidArgument: bad pointer, count, dtype, op, algorithm, shape, device, ..."""
 
-    default_code = INVALID_ARGUMENT
+    default_code = int(_RESULT.scInvalidArgument)
 
 
 class InvalidUsageError(SparcollError):
     """scInvalidUsage: not valid in this state (closed or aborted communicator, missing feature)."""
 
-    default_code = INVALID_USAGE
+    default_code = int(_RESULT.scInvalidUsage)
 
 
 class SystemFailureError(SparcollError, OSError):
     """scSystemError: an operating-system or allocation failure."""
 
-    default_code = SYSTEM_ERROR
+    default_code = int(_RESULT.scSystemError)
 
     def __init__(self, message: str, code: int | None = None):
         # OSError's constructor reads two arguments as (errno, strerror): give it one.
         OSError.__init__(self, message)
-        self.message = message
-        self.code = self.default_code if code is None else int(code)
-        self.code_name = _CODE_NAMES.get(self.code, f"scResult_t({self.code})")
+        _init(self, message, code)
 
 
 class CudaError(SparcollError):
     """scCudaError: a CUDA runtime failure."""
 
-    default_code = CUDA_ERROR
+    default_code = int(_RESULT.scCudaError)
 
 
 class NcclError(SparcollError):
     """scNcclError: an NCCL failure; the communicator is aborted."""
 
-    default_code = NCCL_ERROR
+    default_code = int(_RESULT.scNcclError)
 
 
 class MpiError(SparcollError):
     """scMpiError: an MPI failure; the communicator is aborted."""
 
-    default_code = MPI_ERROR
+    default_code = int(_RESULT.scMpiError)
 
 
 class CollectiveTimeoutError(SparcollError, builtins.TimeoutError):
     """scTimeout: a deadline expired; the communicator is now aborted."""
 
-    default_code = TIMEOUT
+    default_code = int(_RESULT.scTimeout)
 
     def __init__(self, message: str, code: int | None = None):
         builtins.TimeoutError.__init__(self, message)
-        self.message = message
-        self.code = self.default_code if code is None else int(code)
-        self.code_name = _CODE_NAMES.get(self.code, f"scResult_t({self.code})")
+        _init(self, message, code)
 
 
 class RemoteError(SparcollError):
     """scRemoteError: a peer reported a failure or a mismatch (e.g. sizes differ)."""
 
-    default_code = REMOTE_ERROR
+    default_code = int(_RESULT.scRemoteError)
 
 
 class InternalError(SparcollError):
     """scInternalError: a bug in sparcoll."""
 
-    default_code = INTERNAL_ERROR
+    default_code = int(_RESULT.scInternalError)
 
 
-_BY_CODE = {
-    INVALID_ARGUMENT: InvalidArgumentError,
-    INVALID_USAGE: InvalidUsageError,
-    SYSTEM_ERROR: SystemFailureError,
-    CUDA_ERROR: CudaError,
-    NCCL_ERROR: NcclError,
-    MPI_ERROR: MpiError,
-    TIMEOUT: CollectiveTimeoutError,
-    REMOTE_ERROR: RemoteError,
-    INTERNAL_ERROR: InternalError,
-}
+_BY_CODE = {cls.default_code: cls for cls in (InvalidArgumentError, InvalidUsageError, SystemFailureError, CudaError,
+                                             NcclError, MpiError, CollectiveTimeoutError, RemoteError, InternalError)}
 
 
 def error_class(code: int) -> type[SparcollError]:

@@ -26,20 +26,20 @@ from typing import Dict, Optional
 import torch
 import torch.distributed as dist
 
-from . import _sparcoll
+# Communicator.from_torch's torch.distributed bootstrap lives in _bootstrap, so
+# that comm.py need not import this module (and torch); its helpers stay
+# reachable here too, with the rest of the torch integration.
+from ._bootstrap import mpi_comm_of_group as _mpi_comm_of_group  # noqa: F401
+from ._bootstrap import unique_id_of_group as _unique_id_of_group  # noqa: F401
+from ._capi import TOPK_METHODS
+from ._topk import TopkFeedback, topk
 from .comm import Communicator
-from .errors import InvalidArgumentError, InvalidUsageError
+from .errors import InvalidArgumentError
 
 __all__ = ["TopkState", "topk_hook", "dense_hook"]
 
 _GOLDEN = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1
-
-
-def _require(feature: str) -> None:
-    if not _sparcoll.features[feature]:
-        raise InvalidUsageError(f"sparcoll.torch needs the library's {feature} functions, which this build lacks "
-                                f"(features: {_sparcoll.features})")
 
 
 class TopkState:
@@ -61,8 +61,6 @@ class TopkState:
 
     def __init__(self, comm: Communicator, density: float = 0.01, bucket: int = 512, start_iter: int = 10,
                  error_feedback: bool = True, seed: int = 0, method: str = "approx"):
-        _require("topk")
-        _require("sparse")
         if not isinstance(comm, Communicator):
             raise TypeError(f"comm must be a sparcoll.Communicator, got {type(comm).__name__}")
         if not 0.0 < float(density) <= 1.0:
@@ -71,15 +69,13 @@ class TopkState:
             raise InvalidArgumentError(f"bucket must be >= 1, got {bucket}")
         if int(start_iter) < 0:
             raise InvalidArgumentError(f"start_iter must be >= 0, got {start_iter}")
-        from ._topk import METHODS
-
-        if method not in METHODS:
-            raise InvalidArgumentError(f"unknown top-k method {method!r}; expected one of: {', '.join(METHODS)}")
+        if method not in TOPK_METHODS:
+            raise InvalidArgumentError(f"unknown top-k method {method!r}; expected one of: {', '.join(TOPK_METHODS)}")
         self.comm, self.density, self.bucket = comm, float(density), int(bucket)
         self.start_iter, self.error_feedback, self.seed, self.method = int(start_iter), bool(error_feedback), \
             int(seed), method
         self.iter = 0
-        self._feedback: Dict[int, object] = {}  # DDP bucket index -> sparcoll.TopkFeedback
+        self._feedback: Dict[int, TopkFeedback] = {}  # DDP bucket index
         self.sent_elements = 0  # entries this rank sent through top-k (statistics)
         self.total_elements = 0
 
@@ -98,8 +94,6 @@ class TopkState:
     def feedback(self, index: int, like: torch.Tensor):
         """The error-feedback state of DDP bucket ``index`` (created on first use,
         re-created if the bucket's size or dtype changed, e.g. after DDP rebuilt buckets)."""
-        from ._topk import TopkFeedback
-
         dtype = str(like.dtype).replace("torch.", "")
         device = like.device.index if like.device.type == "cuda" else None
         fb = self._feedback.get(index)
@@ -154,8 +148,6 @@ def topk_hook(state: "TopkState", bucket: dist.GradBucket) -> torch.futures.Futu
         state.maybe_increase_iter(bucket)
         return _future(buf)
 
-    from ._topk import topk
-
     n = buf.numel()
     k = state.k_for(n)
     index = bucket.index()
@@ -174,65 +166,3 @@ def topk_hook(state: "TopkState", bucket: dist.GradBucket) -> torch.futures.Futu
     comm.sparse_allreduce(idx, vals, n, op="avg", out=flat)
     state.maybe_increase_iter(bucket)
     return _future(buf)
-
-
-def _require_dist() -> None:
-    if not (dist.is_available() and dist.is_initialized()):
-        raise InvalidUsageError("Communicator.from_torch needs torch.distributed initialized "
-                                "(torch.distributed.init_process_group)")
-
-
-def _unique_id_of_group(process_group=None):
-    """(size, rank, id): the group's rank 0 makes a unique id and broadcasts it
-    to the members (torch.distributed.broadcast_object_list). Collective over
-    the process group. A failure on rank 0 travels with the broadcast, so every
-    member raises instead of waiting for an id that never comes."""
-    from .comm import get_unique_id
-    from .errors import RemoteError, SparcollError
-
-    _require_dist()
-    pg = process_group if process_group is not None else dist.group.WORLD
-    rank, size = dist.get_rank(pg), dist.get_world_size(pg)
-    if rank < 0:
-        raise InvalidUsageError("Communicator.from_torch: this process is not a member of the process group")
-    payload = [None, None]  # [id, rank 0's error message]
-    error = None
-    if rank == 0:
-        try:
-            payload[0] = get_unique_id()
-        except SparcollError as e:
-            error, payload[1] = e, f"{type(e).__name__}: {e}"
-    src = 0 if pg is dist.group.WORLD else dist.get_global_rank(pg, 0)
-    dist.broadcast_object_list(payload, src=src, group=pg)
-    if error is not None:
-        raise error
-    if payload[1] is not None:
-        raise RemoteError(f"the process group's rank 0 could not make the NCCL unique id: {payload[1]}")
-    return size, rank, payload[0]
-
-
-def _mpi_comm_of_group(process_group=None):
-    """The MPI communicator whose ranks are the process group's members in its rank order.
-
-    Collective over the process group. Needs the job to run under mpirun
-    (mpi4py's COMM_WORLD spans the group's processes)."""
-    _require_dist()
-    try:
-        from mpi4py import MPI
-    except ImportError as e:
-        raise InvalidUsageError("Communicator.from_torch(transport='mpi') bootstraps over MPI: install mpi4py and "
-                                "launch with mpirun") from e
-    pg = process_group if process_group is not None else dist.group.WORLD
-    size = dist.get_world_size(pg)
-    world = MPI.COMM_WORLD
-    ranks = [None] * size
-    dist.all_gather_object(ranks, world.Get_rank(), group=pg)
-    if len(set(ranks)) != size or world.Get_size() < size:
-        raise InvalidUsageError(
-            f"Communicator.from_torch: the {size} members of the process group are not distinct MPI ranks "
-            f"(MPI world size {world.Get_size()}, MPI ranks {ranks}); launch the job with mpirun")
-    group = world.Get_group().Incl(ranks)
-    try:
-        return world.Create_group(group)  # collective over the group's members only
-    finally:
-        group.Free()

@@ -60,21 +60,14 @@ class Comm {
 template <typename T = void>
 inline T* ptr(std::uintptr_t p) { return reinterpret_cast<T*>(p); }
 
-// Binders of each area (one file each); an area is compiled in only when its
-// header and C functions exist in the library.
+// Binders of each area (one file each). Every area is always bound: a C
+// function the bindings call must exist, or the build fails.
 void bindCore(py::module_& m);
+void bindEnums(py::module_& m);
 void bindDlpack(py::module_& m);
-#ifdef SPARCOLL_PY_HAVE_SPARSE
 void bindSparse(py::module_& m);
-#endif
-#ifdef SPARCOLL_PY_HAVE_TOPK
 void bindTopk(py::module_& m);
-#endif
-#ifdef SPARCOLL_PY_HAVE_DSOP
 void bindDsop(py::module_& m);
-#endif
-#ifdef SPARCOLL_PY_HAVE_DSOP_SPARSE
-void bindDsopSparse(py::module_& m);
-#endif
+void bindNeighbor(py::module_& m);
 
 }  // namespace scpy

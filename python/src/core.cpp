@@ -86,6 +86,8 @@ py::dict stats(Comm& c) {
   d["bytes_recv"] = s.bytesRecv;
   d["msgs_sent"] = s.msgsSent;
   d["msgs_recv"] = s.msgsRecv;
+  d["inter_node_bytes_sent"] = s.interNodeBytesSent;
+  d["inter_node_msgs_sent"] = s.interNodeMsgsSent;
   return d;
 }
 

@@ -3,7 +3,9 @@
 // capsule keeps its name, so its own destructor still frees the tensor, and
 // the Python caller keeps the capsule alive while the memory is in use.
 // Only the stable DLTensor layout of DLPack < 1.0 is needed, so it is written
-// out here instead of depending on a dlpack header.
+// out here instead of depending on a dlpack header. The device types and dtype
+// codes sparcoll understands are exported (DLDeviceType, DLDataTypeCode) for
+// sparcoll/_arrays.py, which reads __dlpack_device__ before asking for a capsule.
 #include <pybind11/stl.h>
 
 #include <vector>
@@ -13,12 +15,16 @@
 namespace scpy {
 namespace {
 
+// dlpack.h's values (the subset sparcoll accepts).
+enum DLDeviceType : int32_t { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13 };
+enum DLDataTypeCode : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4 };
+
 struct DLDevice {
-  int32_t device_type;  // kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13
+  int32_t device_type;  // DLDeviceType
   int32_t device_id;
 };
 struct DLDataType {
-  uint8_t code;  // kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4
+  uint8_t code;  // DLDataTypeCode
   uint8_t bits;
   uint16_t lanes;
 };
@@ -63,6 +69,18 @@ py::dict describe(py::capsule cap) {
 }  // namespace
 
 void bindDlpack(py::module_& m) {
+  // Host memory (cpu, cuda_host) and CUDA device memory (cuda, cuda_managed).
+  py::enum_<DLDeviceType>(m, "DLDeviceType", "DLPack device types sparcoll reads")
+      .value("cpu", kDLCPU)
+      .value("cuda", kDLCUDA)
+      .value("cuda_host", kDLCUDAHost)
+      .value("cuda_managed", kDLCUDAManaged);
+  // Named as the prefix of the dtype name: code "float" + 32 bits = "float32".
+  py::enum_<DLDataTypeCode>(m, "DLDataTypeCode", "DLPack dtype codes sparcoll reads")
+      .value("int", kDLInt)
+      .value("uint", kDLUInt)
+      .value("float", kDLFloat)
+      .value("bfloat", kDLBfloat);
   m.def("dlpack_describe", &describe, py::arg("capsule"),
         "data address, device, shape, strides (elements) and dtype of a DLPack capsule (not consumed)");
 }

@@ -35,8 +35,8 @@ PYBIND11_MODULE(_sparcoll, m) {
   scGetVersion(&major, &minor, &patch);
   m.attr("version") = py::make_tuple(major, minor, patch);
 
-  // What this build of the library contains (the Python layer checks these
-  // before offering a transport or an area function).
+  // The build options of the library (the Python layer checks them before
+  // offering a transport); the API areas are always bound.
   py::dict features;
 #ifdef SPARCOLL_HAVE_CUDA
   features["cuda"] = true;
@@ -53,40 +53,13 @@ PYBIND11_MODULE(_sparcoll, m) {
 #else
   features["nccl"] = false;
 #endif
-#ifdef SPARCOLL_PY_HAVE_SPARSE
-  features["sparse"] = true;
-#else
-  features["sparse"] = false;
-#endif
-#ifdef SPARCOLL_PY_HAVE_TOPK
-  features["topk"] = true;
-#else
-  features["topk"] = false;
-#endif
-#ifdef SPARCOLL_PY_HAVE_DSOP
-  features["dsop"] = true;
-#else
-  features["dsop"] = false;
-#endif
-#ifdef SPARCOLL_PY_HAVE_DSOP_SPARSE
-  features["dsop_sparse"] = true;
-#else
-  features["dsop_sparse"] = false;
-#endif
   m.attr("features") = features;
 
+  bindEnums(m);
   bindCore(m);
   bindDlpack(m);
-#ifdef SPARCOLL_PY_HAVE_SPARSE
   bindSparse(m);
-#endif
-#ifdef SPARCOLL_PY_HAVE_TOPK
   bindTopk(m);
-#endif
-#ifdef SPARCOLL_PY_HAVE_DSOP
   bindDsop(m);
-#endif
-#ifdef SPARCOLL_PY_HAVE_DSOP_SPARSE
-  bindDsopSparse(m);
-#endif
+  bindNeighbor(m);
 }

@@ -5,9 +5,7 @@ import numpy as np
 import pytest
 
 import sparcoll as sc
-from helpers import rank_data, requires_feature, run_ranks
-
-pytestmark = requires_feature("dsop")
+from helpers import rank_data, run_ranks
 
 ALGOS = ["auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner", "all_scatter"]
 
@@ -39,7 +37,6 @@ def test_half_inputs_give_float32_and_out():
         np.testing.assert_array_equal(G, want)
 
 
-@requires_feature("dsop_sparse")
 @pytest.mark.parametrize("algo", ["auto", "allgather", "g_rabenseifner"])
 def test_dsop_sparse(algo):
     n, m, P = 30, 20, 3

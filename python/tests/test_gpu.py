@@ -84,7 +84,6 @@ def test_cupy_arrays():
         np.testing.assert_array_equal(y, sum(rank_data(r, 1000, "float64") for r in range(2)))
 
 
-@pytest.mark.skipif(not sc.features.get("topk"), reason="no top-k in this build")
 @pytest.mark.parametrize("method", ["approx", "approx_at_most", "exact", "threshold"])
 def test_topk_gpu_matches_cpu(method):
     """The same (seed, step, input) selects bit-for-bit the same entries on CPU and GPU."""
@@ -97,7 +96,6 @@ def test_topk_gpu_matches_cpu(method):
     assert torch.equal(ci, gi.cpu()) and torch.equal(cv, gv.cpu())
 
 
-@pytest.mark.skipif(not sc.features.get("topk"), reason="no top-k in this build")
 def test_topk_feedback_gpu_residual():
     import torch
 
@@ -110,7 +108,6 @@ def test_topk_feedback_gpu_residual():
     assert torch.equal(val, g[idx])
 
 
-@pytest.mark.skipif(not sc.features.get("sparse"), reason="no sparse allreduce in this build")
 def test_sparse_allreduce_torch_cuda():
     import torch
 

@@ -1,15 +1,22 @@
-"""Import order of sparcoll and torch, and sparcoll.build_info.
+"""Import order of sparcoll and torch, of sparcoll's own submodules, and
+sparcoll.build_info.
 
 A CUDA build's libsparcoll.so links libcudart/libcublas/libnccl under the same
 SONAMEs as torch's own (newer) copies; whichever is loaded first wins, and torch
 fails to import after the toolkit's older libnccl.so.2 ("undefined symbol:
 ncclCommResume"). sparcoll/__init__.py therefore imports torch first in CUDA
 builds. Each order runs in a fresh interpreter: in this process torch is
-already imported (tests/helpers.py), which would hide the problem."""
+already imported (tests/helpers.py), which would hide the problem.
 
+Within the package, no module imports another that (directly or not) imports it
+back, not even from inside a function: such a cycle works only in some import
+orders, and breaks when a lazy import becomes a module-level one."""
+
+import ast
 import importlib.util
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 
@@ -19,6 +26,10 @@ import sparcoll as sc
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 requires_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed")
+PACKAGE_DIR = os.path.dirname(sc.__file__)
+# Every module of the installed package: its .py files, the extension, _build_info
+# (not libsparcoll.so, the C library beside the extension, which pkgutil lists too).
+SUBMODULES = sorted(m.name for m in pkgutil.iter_modules([PACKAGE_DIR]) if m.name != "libsparcoll")
 
 
 def _python(code, tmp_path, **env):
@@ -43,6 +54,55 @@ def _python(code, tmp_path, **env):
 def test_import_order(imports, tmp_path):
     out = _python(imports + "; print('sum', torch.ones(3).sum().item(), sparcoll.__version__)", tmp_path)
     assert "sum 3.0" in out, out
+
+
+def test_every_submodule_is_found():
+    assert {"_sparcoll", "_capi", "comm", "errors", "torch"} <= set(SUBMODULES), SUBMODULES
+
+
+@pytest.mark.parametrize("module", SUBMODULES)
+def test_submodule_imported_first(module, tmp_path):
+    """Any submodule can be the first import of a fresh interpreter, and leaves the package complete."""
+    if module == "torch" and not HAVE_TORCH:
+        pytest.skip("PyTorch is not installed")
+    out = _python(f"import sparcoll.{module}, sparcoll; "
+                  "missing = [n for n in sparcoll.__all__ if not hasattr(sparcoll, n)]; "
+                  "print('missing', missing)", tmp_path)
+    assert out.strip().splitlines()[-1] == "missing []", out
+
+
+def _package_imports(path):
+    """The package modules a source file imports, at module level or inside functions."""
+    deps = set()
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:  # from . import x / from .x import y
+            deps.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("sparcoll."):
+            deps.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            deps.update(a.name.split(".")[1] for a in node.names if a.name.startswith("sparcoll."))
+    return deps
+
+
+def test_no_import_cycles():
+    graph = {}
+    for name in os.listdir(PACKAGE_DIR):
+        if name.endswith(".py") and name != "__init__.py":  # __init__ imports everything; nothing imports it
+            graph[name[:-3]] = _package_imports(os.path.join(PACKAGE_DIR, name)) - {"__init__"}
+    assert {"comm", "torch", "_topk", "_capi"} <= set(graph), graph
+
+    def cycle_from(node, path):
+        for dep in sorted(graph.get(node, ())):
+            if dep in path:
+                return path[path.index(dep):] + [dep]
+            found = cycle_from(dep, path + [dep])
+            if found:
+                return found
+        return None
+
+    for module in sorted(graph):
+        cycle = cycle_from(module, [module])
+        assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
 def test_torch_imported_only_by_cuda_builds(tmp_path):

@@ -40,6 +40,12 @@ def test_mpi_collectives(np_):
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("np_", [3, 4])
+def test_mpi_neighbor(np_):
+    _mpirun(np_, "mpi/test_mpi_neighbor.py")
+
+
+@pytest.mark.mpi
 @pytest.mark.torch
 @pytest.mark.parametrize("np_", [2, 3])
 def test_mpi_torch(np_):
@@ -96,3 +102,11 @@ def test_example_ddp_topk(tmp_path):
     res = json.loads((tmp_path / "ddp_topk_digits_p2.json").read_text())["results"]
     assert res["sparcoll dense"]["test_accuracy"] > 0.8
     assert 0 < res["sparcoll top-k"]["sent_fraction"] < 0.05
+
+
+@pytest.mark.mpi
+def test_example_spmv_halo():
+    """The halo-exchange SpMV on 3 MPI ranks agrees with scipy (the example checks, rank 0 reports)."""
+    pytest.importorskip("scipy")
+    out = _run_example(3, "spmv_halo.py", "--n", "3000", "--far", "60", "--iters", "5")
+    assert "  OK" in out and "WRONG" not in out, out[-4000:]

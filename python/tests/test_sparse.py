@@ -5,9 +5,7 @@ import numpy as np
 import pytest
 
 import sparcoll as sc
-from helpers import requires_feature, requires_torch, run_ranks
-
-pytestmark = requires_feature("sparse")
+from helpers import requires_torch, run_ranks
 
 ALGOS = ["auto", "ssar_rec_dbl", "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch", "dense"]
 

@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 
 import sparcoll as sc
-from helpers import requires_feature, requires_torch
-
-pytestmark = requires_feature("topk")
+from helpers import requires_torch
 
 
 def exact_reference(x, k):

@@ -122,6 +122,10 @@ typedef struct {
 
 typedef struct {
   uint64_t bytesSent, bytesRecv, msgsSent, msgsRecv;
+  /* The part of bytesSent / msgsSent that went to a rank on another node.
+   * Counted by the schedules that know the nodes: the neighbourhood
+   * collectives (neighbor.h), by their topology's nodes. */
+  uint64_t interNodeBytesSent, interNodeMsgsSent;
 } scStats_t;
 
 const char* scGetErrorString(scResult_t result);
@@ -209,5 +213,6 @@ scResult_t scBarrier(scComm_t comm, void* stream);
 #include "sparcoll/sparse.h"
 #include "sparcoll/topk.h"
 #include "sparcoll/dsop.h"
+#include "sparcoll/neighbor.h"
 
 #endif /* SPARCOLL_SPARCOLL_H_ */

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import sparcoll as sc
-from helpers import rank_data, reference, requires_feature
+from helpers import rank_data, reference
 
 
 def test_rank_and_size(comm, world):
@@ -83,7 +83,6 @@ def _dense_of(idx, val, dim):
 SPARSE_ALGOS = ["auto", "ssar_rec_dbl", "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch", "dense"]
 
 
-@requires_feature("sparse")
 @pytest.mark.parametrize("algo", SPARSE_ALGOS)
 @pytest.mark.parametrize("dim,nnz", [(1000, 10), (5000, 800), (64, 64)])
 def test_sparse_allreduce(comm, algo, dim, nnz):
@@ -95,7 +94,6 @@ def test_sparse_allreduce(comm, algo, dim, nnz):
     np.testing.assert_allclose(a, want / comm.size, rtol=1e-6)
 
 
-@requires_feature("sparse")
 @pytest.mark.parametrize("algo", SPARSE_ALGOS)
 def test_sparse_allreduce_sparse_result(comm, algo):
     dim, nnz = 100_000, 50
@@ -110,7 +108,6 @@ def test_sparse_allreduce_sparse_result(comm, algo):
     assert res.algo in SPARSE_ALGOS
 
 
-@requires_feature("sparse")
 def test_sparse_allreduce_errors_on_every_rank(comm):
     idx = np.array([3, 1], np.uint32)  # unsorted on every rank
     with pytest.raises(sc.InvalidArgumentError):
@@ -123,7 +120,6 @@ def test_sparse_allreduce_errors_on_every_rank(comm):
 DSOP_ALGOS = ["auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner", "all_scatter"]
 
 
-@requires_feature("dsop")
 @pytest.mark.parametrize("algo", DSOP_ALGOS)
 @pytest.mark.parametrize("n,m", [(7, 5), (64, 33)])
 def test_dsop(comm, algo, n, m):
@@ -134,7 +130,6 @@ def test_dsop(comm, algo, n, m):
     np.testing.assert_array_equal(G, want)
 
 
-@requires_feature("dsop_sparse")
 @pytest.mark.parametrize("algo", ["auto", "allgather", "g_rabenseifner"])
 def test_dsop_sparse(comm, algo):
     n, m = 50, 40

@@ -10,9 +10,6 @@ import torch.nn as nn  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
 import sparcoll as sc  # noqa: E402
-from helpers import requires_feature  # noqa: E402
-
-pytestmark = [requires_feature("topk"), requires_feature("sparse")]
 
 
 @pytest.fixture(scope="module")

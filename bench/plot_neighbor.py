@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Plots and ratio tables of neighbor_allgather_perf results.
+
+Reads the JSON lines of one or more `neighbor_allgather_perf -J` runs and writes
+one PNG per (ranks, ranks per node, data type): time per call against block
+size, one panel per topology, one line per algorithm (the median over
+repetitions, bars from the fastest to the slowest repetition), log-log:
+
+  <prefix>-p<P>[-rpn<k>][-<type>].png
+
+With --tables it prints Markdown tables of the ratios that issue 14 asks for
+(times paired by repetition: the median over repetitions of one algorithm's
+time over the other's in the same repetition, where the run recorded them):
+  auto / native     per run: the worst and the median over sizes, and the sizes
+                    where auto is more than 5 % slower than native;
+  combining         at blocks of 8 B .. 1 KiB: naive's messages per rank over
+                    combining's, and combining's time over native's and naive's;
+  hierarchical      runs with virtual nodes, blocks of 64 KiB .. 4 MiB: naive's
+                    inter-node bytes per rank over hierarchical's, and the times
+                    of hierarchical, naive and native.
+
+  python3 bench/plot_neighbor.py results.jsonl [more.jsonl] -o bench/results/neighbor [--tables]
+"""
+import argparse
+import collections
+import json
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ORDER = ["auto", "naive", "combining", "hierarchical", "native"]
+
+
+def load(paths):
+    """{(P, rpn, type): {topo: {algorithm: [rows by size]}}}."""
+    runs = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    if r.get("tool") == "neighbor_allgather_perf":
+                        runs[(r["nranks"], r["ranks_per_node"], r["type"])][r["topo"]][r["algorithm"]].append(r)
+    for topos in runs.values():
+        for algos in topos.values():
+            for rows in algos.values():
+                rows.sort(key=lambda r: r["size_bytes"])
+    return runs
+
+
+def size_label(b):
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if b >= 1 << shift:
+            return f"{b / (1 << shift):g} {unit}"
+    return f"{b} B"
+
+
+def plot(runs, prefix):
+    paths = []
+    for (P, rpn, dtype), topos in sorted(runs.items()):
+        names = sorted(topos, key=lambda t: (not t.startswith("moore"), t))
+        cols = 4 if len(names) > 4 else len(names)
+        rows = (len(names) + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+        for ax, topo in zip(axes.flat, names):
+            for algo in ORDER:
+                data = topos[topo].get(algo)
+                if not data:
+                    continue
+                x = [r["size_bytes"] for r in data]
+                y = [r["time_us"] for r in data]
+                err = [[r["time_us"] - r["time_us_min"] for r in data], [r["time_us_max"] - r["time_us"] for r in data]]
+                ax.errorbar(x, y, yerr=err, marker="o", ms=3, lw=1.2, capsize=2, label=algo)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(topo, fontsize=9)
+            ax.set_xlabel("block per rank (bytes)", fontsize=8)
+            ax.set_ylabel("time per call (us)", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(True, which="major", alpha=0.3)
+        for ax in list(axes.flat)[len(names):]:
+            ax.set_visible(False)
+        axes.flat[0].legend(fontsize=7)
+        nodes = f", nodes of {rpn} ranks" if rpn else ""
+        fig.suptitle(f"neighbour allgather, {P} MPI ranks{nodes}, {dtype}: median over repetitions "
+                     f"(bars: fastest to slowest)", fontsize=10)
+        fig.tight_layout()
+        path = f"{prefix}-p{P}" + (f"-rpn{rpn}" if rpn else "") + ("" if dtype == "float" else f"-{dtype}") + ".png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def by_size(rows):
+    return {r["size_bytes"]: r for r in rows}
+
+
+def ratio(a, b):
+    """a's time over b's: paired by repetition (they ran back to back) and the median over
+    repetitions when the run recorded every repetition (rep_us), else the ratio of the medians."""
+    ra, rb = a.get("rep_us"), b.get("rep_us")
+    if ra and rb:
+        q = [x / y for x, y in zip(map(float, ra.split(",")), map(float, rb.split(","))) if y > 0]
+        if q:
+            return statistics.median(q)
+    return a["time_us"] / b["time_us"]
+
+
+def tables(runs):
+    out = ["### auto against native (MPI_Neighbor_allgather), same run", "",
+           "| P | nodes | topology | sizes | auto/native median | worst (size) | sizes > 1.05 |",
+           "|---|---|---|---|---|---|---|"]
+    for (P, rpn, dtype), topos in sorted(runs.items()):
+        for topo in sorted(topos):
+            a, n = by_size(topos[topo].get("auto", [])), by_size(topos[topo].get("native", []))
+            sizes = sorted(set(a) & set(n))
+            if not sizes:
+                continue
+            q = {s: ratio(a[s], n[s]) for s in sizes}
+            worst = max(sizes, key=q.get)
+            over = [f"{size_label(s)} ({q[s]:.2f}, {a[s]['auto_choice']})" for s in sizes if q[s] > 1.05]
+            out.append(f"| {P} | {rpn or 'one'} | {topo} | {size_label(sizes[0])}..{size_label(sizes[-1])} | "
+                       f"{statistics.median(q.values()):.2f} | {q[worst]:.2f} ({size_label(worst)}) | "
+                       f"{', '.join(over) or 'none'} |")
+    out += ["", "### combining at blocks of 8 B .. 1 KiB", "",
+            "| P | topology | naive/combining msgs per rank | combining/native time | combining/naive time |",
+            "|---|---|---|---|---|"]
+    for (P, rpn, dtype), topos in sorted(runs.items()):
+        if rpn:
+            continue
+        for topo in sorted(topos):
+            c, n, v = (by_size(topos[topo].get(k, [])) for k in ("combining", "native", "naive"))
+            sizes = [s for s in sorted(set(c) & set(n) & set(v)) if s <= 1024]
+            if not sizes:
+                continue
+            cm = c[sizes[0]]["msgs_per_rank_avg"]
+            msgs = v[sizes[0]]["msgs_per_rank_avg"] / cm if cm else 1
+            tn = [ratio(c[s], n[s]) for s in sizes]
+            tv = [ratio(c[s], v[s]) for s in sizes]
+            out.append(f"| {P} | {topo} | {msgs:.2f} | {min(tn):.2f}..{max(tn):.2f} | {min(tv):.2f}..{max(tv):.2f} |")
+    out += ["", "### hierarchical with virtual nodes, blocks of 64 KiB .. 4 MiB", "",
+            "| P | nodes | topology | naive/hierarchical inter-node bytes | hierarchical/naive time | "
+            "hierarchical/native time | auto picks |", "|---|---|---|---|---|---|---|"]
+    for (P, rpn, dtype), topos in sorted(runs.items()):
+        if not rpn:
+            continue
+        for topo in sorted(topos):
+            h, n, v, a = (by_size(topos[topo].get(k, [])) for k in ("hierarchical", "native", "naive", "auto"))
+            sizes = [s for s in sorted(set(h) & set(n) & set(v)) if s >= 64 << 10]
+            if not sizes:
+                continue
+            hi, vi = h[sizes[0]]["inter_node_bytes_per_rank_avg"], v[sizes[0]]["inter_node_bytes_per_rank_avg"]
+            cut = f"{vi / hi:.2f}" if hi else ("none sent" if not vi else "inf")
+            tv = [ratio(h[s], v[s]) for s in sizes]
+            tn = [ratio(h[s], n[s]) for s in sizes]
+            picks = sorted({a[s]["auto_choice"] for s in sizes if s in a})
+            out.append(f"| {P} | {rpn} | {topo} | {cut} | {min(tv):.2f}..{max(tv):.2f} | "
+                       f"{min(tn):.2f}..{max(tn):.2f} | {', '.join(picks)} |")
+    return "\n".join(out)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("jsonl", nargs="+", help="neighbor_allgather_perf -J output files")
+    ap.add_argument("-o", "--prefix", default="neighbor", help="path prefix of the PNGs")
+    ap.add_argument("--tables", action="store_true", help="print the Markdown ratio tables")
+    args = ap.parse_args(argv)
+    runs = load(args.jsonl)
+    if not runs:
+        print("no neighbor_allgather_perf results found", file=sys.stderr)
+        return 1
+    for p in plot(runs, args.prefix):
+        print(p)
+    if args.tables:
+        print(tables(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,197 @@
+// C API of the neighbourhood collectives: topology handles, argument checks
+// before any message, the algorithm (auto: model.cpp), the schedule.
+//
+// Handles are numbers that are never reused, looked up in a table: a
+// destroyed handle is then an error, not a use of freed memory.
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/api_guard.h"
+#include "neighbor/create.h"
+#include "neighbor/meta.h"
+
+namespace sc::nbr {
+namespace {
+
+std::mutex gMutex;
+std::unordered_map<uintptr_t, std::unique_ptr<Topology>> gLive;
+uintptr_t gLast = 0x5C000000;
+
+scTopology_t adopt(std::unique_ptr<Topology> t) {
+  std::lock_guard<std::mutex> lk(gMutex);
+  gLast += 16;
+  gLive.emplace(gLast, std::move(t));
+  return reinterpret_cast<scTopology_t>(gLast);
+}
+
+Topology& lookup(scTopology_t h) {
+  SC_ARG(h != nullptr, "topology is NULL");
+  std::lock_guard<std::mutex> lk(gMutex);
+  auto it = gLive.find(reinterpret_cast<uintptr_t>(h));
+  SC_ARG(it != gLive.end(), "topology ", static_cast<const void*>(h), " was destroyed or never created");
+  return *it->second;
+}
+
+// Finds the topology (failures recorded per thread), then runs body with
+// failures recorded on its communicator.
+template <typename F>
+scResult_t withTopology(scTopology_t h, F&& body) {
+  Topology* t = nullptr;
+  const scResult_t found = scGuard(nullptr, [&] { t = &lookup(h); });
+  if (found != scSuccess) return found;
+  return scGuard(t->comm, [&] { body(*t); });
+}
+
+size_t bytesOf(size_t elems, scDataType_t dt, const char* what) {
+  const size_t esz = dtypeSize(dt);
+  SC_ARG(elems <= size_t(PTRDIFF_MAX) / esz, what, " of ", elems, " elements of ", dtypeName(dt),
+         " exceeds the largest possible buffer");
+  return elems * esz;
+}
+
+void checkCall(const Topology& t, scDataType_t dt, scNbrAlgo_t algo, void* stream) {
+  checkComm(t.comm);
+  checkDtype(dt);
+  SC_ARG(algo >= 0 && algo < scNumNbrAlgos, "unknown neighbourhood algorithm ", int(algo));
+  if (!t.comm->device()) SC_ARG(stream == nullptr, "stream must be NULL on a host communicator");
+}
+
+void checkBuffer(const Topology& t, const void* p, size_t elems, const char* what) {
+  if (!elems) return;
+  SC_ARG(p != nullptr, what, " is NULL with a non-zero count on rank ", t.rank);
+  t.comm->backend->checkPointer(p, what);
+}
+
+// The blocks of recv must lie apart: sorted by start, each ends before the next.
+void checkDisjoint(const Layout& L) {
+  std::vector<size_t> order(L.counts.size());
+  for (size_t e = 0; e < order.size(); ++e) order[e] = e;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return L.displs[a] < L.displs[b]; });
+  size_t end = 0, prev = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const size_t e = order[i];
+    if (!L.counts[e]) continue;
+    SC_ARG(i == 0 || L.displs[e] >= end, "recv blocks ", prev, " and ", e, " overlap");
+    end = L.displs[e] + L.counts[e];
+    prev = e;
+  }
+}
+
+void run(Topology& t, scNbrAlgo_t algo, const void* send, void* recv, const Layout& L, scDataType_t dt,
+         void* stream, size_t blockBytes) {
+  if (algo == scNbrAuto) algo = chooseAlgo(t, double(blockBytes));
+  Call k(t, dt, stream);
+  switch (algo) {
+    case scNbrNaive: naive(k, send, recv, L); break;
+    case scNbrCombining: combining(k, send, recv, L); break;
+    case scNbrHierarchical: hierarchical(k, send, recv, L); break;
+    case scNbrNative: native(k, send, recv, L); break;
+    default: SC_THROW(scInternalError, "unresolved neighbourhood algorithm ", int(algo));
+  }
+}
+
+}  // namespace
+}  // namespace sc::nbr
+
+using namespace sc;
+using namespace sc::nbr;
+
+extern "C" scResult_t scTopologyCreate(scTopology_t* topo, scComm_t comm, int indegree, const int* sources,
+                                       int outdegree, const int* destinations) {
+  if (topo) *topo = nullptr;
+  return scGuard(comm, [&] {
+    checkComm(comm);
+    std::unique_ptr<Topology> t = create(*comm, {sources, indegree, destinations, outdegree, topo == nullptr});
+    *topo = adopt(std::move(t));
+  });
+}
+
+extern "C" scResult_t scTopologyDestroy(scTopology_t topo) {
+  return scGuard(nullptr, [&] {
+    SC_ARG(topo != nullptr, "topology is NULL");
+    std::unique_ptr<Topology> dead;
+    {
+      std::lock_guard<std::mutex> lk(gMutex);
+      auto it = gLive.find(reinterpret_cast<uintptr_t>(topo));
+      SC_ARG(it != gLive.end(), "topology ", static_cast<const void*>(topo), " was destroyed or never created");
+      dead = std::move(it->second);
+      gLive.erase(it);
+    }
+  });
+}
+
+extern "C" scResult_t scTopologyDegrees(scTopology_t topo, int* indegree, int* outdegree) {
+  return withTopology(topo, [&](Topology& t) {
+    if (indegree) *indegree = int(t.sources.size());
+    if (outdegree) *outdegree = int(t.destinations.size());
+  });
+}
+
+extern "C" scResult_t scTopologyFriendGroup(scTopology_t topo, int* k, int* theta, int* size, int* members) {
+  return withTopology(topo, [&](Topology& t) {
+    if (k) *k = t.comb.k;
+    if (theta) *theta = t.comb.theta;
+    if (size) *size = int(t.comb.group.size());
+    if (members) std::copy(t.comb.group.begin(), t.comb.group.end(), members);
+  });
+}
+
+extern "C" scResult_t scNeighborAlgoFor(scTopology_t topo, size_t bytes, scNbrAlgo_t* algo) {
+  return withTopology(topo, [&](Topology& t) {
+    SC_ARG(algo != nullptr, "algo output is NULL");
+    *algo = chooseAlgo(t, double(bytes));
+  });
+}
+
+extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, void* recv, scDataType_t dt,
+                                          scNbrAlgo_t algo, scTopology_t topo, void* stream) {
+  return withTopology(topo, [&](Topology& t) {
+    checkCall(t, dt, algo, stream);
+    const size_t in = t.sources.size();
+    SC_ARG(in == 0 || sendcount <= SIZE_MAX / in, "sendcount ", sendcount, " times indegree ", in, " overflows");
+    const size_t blockBytes = bytesOf(sendcount, dt, "sendcount");
+    bytesOf(sendcount * in, dt, "recv");
+    checkBuffer(t, send, sendcount, "send");
+    checkBuffer(t, recv, sendcount * in, "recv");
+    if (sendcount == 0) return;  // every rank passes the same sendcount: nothing moves anywhere
+    Layout L;
+    L.sendcount = sendcount;
+    L.counts.assign(in, sendcount);
+    for (size_t e = 0; e < in; ++e) L.displs.push_back(e * sendcount);
+    run(t, algo, send, recv, L, dt, stream, blockBytes);
+  });
+}
+
+extern "C" scResult_t scNeighborAllGatherV(const void* send, size_t sendcount, void* recv, const size_t* recvcounts,
+                                           const size_t* displs, scDataType_t dt, scNbrAlgo_t algo, scTopology_t topo,
+                                           void* stream) {
+  return withTopology(topo, [&](Topology& t) {
+    checkCall(t, dt, algo, stream);
+    const size_t in = t.sources.size();
+    if (in) SC_ARG(recvcounts && displs, "recvcounts and displs must not be NULL with indegree ", in);
+    size_t blockBytes = bytesOf(sendcount, dt, "sendcount"), span = 0;
+    Layout L;
+    L.uniform = false;
+    L.sendcount = sendcount;
+    for (size_t e = 0; e < in; ++e) {
+      SC_ARG(recvcounts[e] <= SIZE_MAX - displs[e], "displs[", e, "] + recvcounts[", e, "] overflows");
+      blockBytes = std::max(blockBytes, bytesOf(recvcounts[e], dt, "a recvcount"));
+      span = std::max(span, displs[e] + recvcounts[e]);
+      L.counts.push_back(recvcounts[e]);
+      L.displs.push_back(displs[e]);
+    }
+    bytesOf(span, dt, "recv");
+    checkBuffer(t, send, sendcount, "send");
+    checkBuffer(t, recv, span, "recv");
+    checkDisjoint(L);
+    if (algo == scNbrAuto) {
+      // Blocks differ between ranks: agree on the largest, so all choose alike.
+      std::vector<uint64_t> largest{uint64_t(blockBytes)};
+      Meta(*t.comm, stream, &t.nodeOf).allReduce(largest, scMax);
+      blockBytes = size_t(largest[0]);
+    }
+    run(t, algo, send, recv, L, dt, stream, blockBytes);
+  });
+}

@@ -1,0 +1,137 @@
+// The alpha-beta model behind scNbrAuto. An algorithm is a sequence of
+// rounds; a round in which some rank sends or receives costs, on its busiest
+// rank,
+//     alpha + o (m - 1) + beta * B_inter + beta/4 * (B_intra + B_copy)
+// with m messages and B_inter / B_intra bytes (each the larger of what is
+// sent and what is received) and B_copy bytes copied locally around the round
+// (combining packs and unpacks group messages); the algorithm costs the sum
+// of its rounds. alpha is the latency of a round with one message, as in the
+// dense model; the messages of a round are posted together, so each further
+// one adds only its overhead o = alpha * kMessageOverhead (create.h), not
+// another latency. Intra-node bytes and copies are taken to move four times
+// as fast as bytes between nodes. Bytes are priced by the machines the ranks
+// are on (Topology::machineOf), not by virtual nodes (SPARCOLL_RANKS_PER_NODE):
+// on one machine, virtual nodes of 4 ranks made auto pick hierarchical for
+// its inter-node bytes that cost nothing extra there, 1.1-1.8x slower than
+// naive and MPI_Neighbor_allgather at 64 KiB .. 4 MiB.
+//
+// Charging alpha per message and nothing per round, as this model first did,
+// made a second round free: auto picked combining wherever it saved a
+// message, and it ran 1.1-1.5x slower than naive and MPI_Neighbor_allgather
+// at small blocks; without the copies it looked as cheap as naive at large
+// blocks too, where it moves as many bytes plus the copies and ran twice as
+// slow (bench/results/neighbor-cpu-mpi-2026-11-23.md).
+//
+// Here each rank's figures for each algorithm, in blocks; create.cpp takes
+// their maxima over ranks, so every rank predicts the same times and picks
+// the same algorithm. alpha and beta are the communicator's (SPARCOLL_ALPHA,
+// SPARCOLL_BETA).
+#include <algorithm>
+
+#include "neighbor/create.h"
+
+namespace sc::nbr {
+namespace {
+
+constexpr double kIntraSpeedup = 4;
+
+// One round's traffic on this rank, sent [0] and received [1].
+class Tally {
+ public:
+  explicit Tally(const Topology& t) : t_(t) {}
+  void sent(int peer, double blocks) { add(0, peer, blocks); }
+  void received(int peer, double blocks) { add(1, peer, blocks); }
+  void copied(double blocks) { copies_ += blocks; }
+  RoundCost round() const {
+    return {std::max(msgs_[0], msgs_[1]), std::max(inter_[0], inter_[1]), std::max(intra_[0], intra_[1]), copies_};
+  }
+
+ private:
+  void add(int side, int peer, double blocks) {
+    msgs_[side] += 1;
+    (t_.otherMachine(peer) ? inter_ : intra_)[side] += blocks;
+  }
+  const Topology& t_;
+  double msgs_[2] = {0, 0}, inter_[2] = {0, 0}, intra_[2] = {0, 0}, copies_ = 0;
+};
+
+// A member's share of a fan's block.
+double share(const Fan& f, size_t x) {
+  double all = 0;
+  for (uint64_t w : f.weights) all += double(w);
+  return double(f.weights[x]) / all;
+}
+
+}  // namespace
+
+Cost naiveCost(const Topology& t) {
+  Tally r(t);
+  for (int j : t.destinations)
+    if (j != t.rank) r.sent(j, 1);
+  for (int i : t.sources)
+    if (i != t.rank) r.received(i, 1);
+  return {r.round()};
+}
+
+Cost combiningCost(const Topology& t) {
+  const Combining& p = t.comb;
+  const double g = double(p.group.size());
+  Tally r1(t), r2(t);
+  for (int f : p.group)
+    if (f != t.rank) {
+      r1.sent(f, 1);
+      r1.received(f, 1);
+    }
+  for (int j : p.directOut) r1.sent(j, 1);
+  for (int i : p.directIn) r1.received(i, 1);
+  for (int j : p.share) r2.sent(j, g);
+  // The own block into the group buffer; after round 2, every block that came
+  // in a group message or from a friend, out of the staging or group buffer.
+  if (g > 1) r1.copied(1);
+  r2.copied(double(p.groupIn.size()));
+  for (const CombinedIn& ci : p.combinedIn) {
+    r2.received(ci.deliverer, double(ci.members.size()));
+    r2.copied(double(ci.members.size()));
+  }
+  return {r1.round(), r2.round()};
+}
+
+Cost hierarchicalCost(const Topology& t) {
+  const Hierarchical& h = t.hier;
+  Tally r1(t), r2(t);
+  for (int j : h.intraOut) r1.sent(j, 1);
+  for (int j : h.wholeOut) r1.sent(j, 1);
+  for (const Fan& f : h.fansOut)
+    for (size_t x = 0; x < f.members.size(); ++x) r1.sent(f.members[x], share(f, x));
+  for (int i : h.intraIn) r1.received(i, 1);
+  for (int i : h.wholeIn) r1.received(i, 1);
+  for (const Fan& f : h.fansIn) {
+    r1.received(f.sender, share(f, size_t(f.pos)));
+    for (size_t x = 0; x < f.members.size(); ++x)
+      if (int(x) != f.pos) {
+        r2.sent(f.members[x], share(f, size_t(f.pos)));
+        r2.received(f.members[x], share(f, x));
+      }
+  }
+  return {r1.round(), r2.round()};
+}
+
+double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
+  const Config& cfg = t.comm->cfg;
+  double s = 0;
+  for (const RoundCost& r : t.cost[algo == scNbrNative ? scNbrNaive : algo]) {
+    if (r.msgs <= 0) continue;  // a round no rank sends or receives in (one node: hierarchical's second)
+    s += cfg.alpha * (1 + kMessageOverhead * (r.msgs - 1)) +
+         cfg.beta * bytes * (r.interBlocks + (r.intraBlocks + r.copyBlocks) / kIntraSpeedup);
+  }
+  return s;
+}
+
+scNbrAlgo_t chooseAlgo(const Topology& t, double bytes) {
+  scNbrAlgo_t best = scNbrNaive;
+  for (scNbrAlgo_t a : {scNbrCombining, scNbrHierarchical})
+    if (predictSeconds(t, a, bytes) < predictSeconds(t, best, bytes)) best = a;
+  return best;
+}
+
+}  // namespace sc::nbr

@@ -1,0 +1,25 @@
+// naive: how MPI libraries serve a neighbour allgather (Open MPI's coll/basic,
+// MPICH's linear algorithm): one round, with a send per out-edge and a
+// receive per in-edge, in declaration order (a repeated edge is a repeated
+// message). A self-loop is a local copy. Every rank sends outdegree and
+// receives indegree messages, self-loops aside.
+#include "neighbor/topology.h"
+
+namespace sc::nbr {
+
+std::vector<P2POp> naiveOps(const Call& k, const void* send, void* recv, const Layout& L) {
+  const Topology& t = k.t;
+  std::vector<P2POp> ops;
+  for (int j : t.destinations)
+    if (j != t.rank) ops.push_back(k.c.send(j, send, L.sendcount));
+  for (size_t e = 0; e < t.sources.size(); ++e)
+    if (t.sources[e] != t.rank) ops.push_back(k.c.recv(t.sources[e], k.c.at(recv, L.displs[e]), L.counts[e]));
+  return ops;
+}
+
+void naive(Call& k, const void* send, void* recv, const Layout& L) {
+  copySelf(k, send, recv, L);
+  k.c.exchange(naiveOps(k, send, recv, L));
+}
+
+}  // namespace sc::nbr

@@ -1,0 +1,90 @@
+// CUDA side of the local transport on device buffers (transport/local/transport.cpp):
+// events order a receiver's copy after the sender's stream reached the send,
+// and the sender's stream after the copy. A copy between two devices goes peer
+// to peer when the hardware allows it; peer access is enabled once per ordered
+// pair.
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "core/cuda_util.h"
+#include "transport/local/device.h"
+
+namespace sc::localdev {
+namespace {
+
+cudaStream_t asStream(void* s) { return static_cast<cudaStream_t>(s); }
+
+// The device owning `p`, or -1 (host or managed memory: no peer access needed).
+int ownerDevice(const void* p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return attr.type == cudaMemoryTypeDevice ? attr.device : -1;
+}
+
+// Lets `device` access memory of `peer` directly (cudaMemcpyDefault then
+// copies over NVLink/PCIe peer to peer instead of staging through the host).
+// Best effort: where the hardware cannot, the copy still works, staged.
+void enablePeer(int device, int peer) {
+  if (peer < 0 || peer == device) return;
+  static std::mutex m;
+  static std::set<std::pair<int, int>> tried;
+  std::lock_guard<std::mutex> lk(m);
+  if (!tried.insert({device, peer}).second) return;
+  int can = 0;
+  SC_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, peer));
+  if (!can) return;
+  const cudaError_t rc = cudaDeviceEnablePeerAccess(peer, 0);  // current device is `device`
+  if (rc == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+  else SC_CUDA_CHECK(rc);
+}
+
+void* record(int device, void* stream) {
+  DeviceScope on(device);
+  cudaEvent_t ev = nullptr;
+  SC_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  const cudaError_t rc = cudaEventRecord(ev, asStream(stream));
+  if (rc != cudaSuccess) {
+    cudaEventDestroy(ev);
+    cudaCheck(rc, "cudaEventRecord", __FILE__, __LINE__);
+  }
+  return ev;
+}
+
+void waitFor(int device, void* stream, void* ev) {
+  DeviceScope on(device);
+  SC_CUDA_CHECK(cudaStreamWaitEvent(asStream(stream), static_cast<cudaEvent_t>(ev), 0));
+}
+
+// Safe while the event is pending: CUDA releases it once it completes.
+void destroy(void* ev) noexcept {
+  if (ev && cudaEventDestroy(static_cast<cudaEvent_t>(ev)) != cudaSuccess) (void)cudaGetLastError();
+}
+
+void copy(int device, void* dst, const void* src, size_t bytes, void* stream) {
+  if (bytes == 0 || dst == src) return;
+  DeviceScope on(device);
+  enablePeer(device, ownerDevice(src));
+  enablePeer(device, ownerDevice(dst));
+  SC_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, asStream(stream)));
+}
+
+void sync(int device, void* stream) {
+  DeviceScope on(device);
+  SC_CUDA_CHECK(cudaStreamSynchronize(asStream(stream)));
+}
+
+}  // namespace
+
+SC_PROVIDE(recordEvent, record);
+SC_PROVIDE(streamWait, waitFor);
+SC_PROVIDE(destroyEvent, destroy);
+SC_PROVIDE(copyAsync, copy);
+SC_PROVIDE(synchronize, sync);
+
+}  // namespace sc::localdev

@@ -1,0 +1,25 @@
+// The local transport's device operations as a build without CUDA has them:
+// device-local communicators cannot be created there, so these only say why.
+#include "transport/local/device.h"
+
+#include "core/error.h"
+
+namespace sc::localdev {
+namespace {
+
+[[noreturn]] void noCuda() { SC_THROW(scInvalidUsage, "device buffers need a CUDA build of sparcoll"); }
+void* noRecordEvent(int, void*) { noCuda(); }
+void noStreamWait(int, void*, void*) { noCuda(); }
+void noDestroyEvent(void*) {}
+void noCopyAsync(int, void*, const void*, size_t, void*) { noCuda(); }
+void noSynchronize(int, void*) { noCuda(); }
+
+}  // namespace
+
+ToolkitFn<void*(int, void*)> recordEvent{noRecordEvent};
+ToolkitFn<void(int, void*, void*)> streamWait{noStreamWait};
+ToolkitFn<void(void*)> destroyEvent{noDestroyEvent};
+ToolkitFn<void(int, void*, const void*, size_t, void*)> copyAsync{noCopyAsync};
+ToolkitFn<void(int, void*)> synchronize{noSynchronize};
+
+}  // namespace sc::localdev

@@ -1,0 +1,252 @@
+// In-process transport: P ranks as threads of one process, one mailbox per
+// ordered pair of ranks. A send is published (buffer + size); the receiver
+// copies straight out of the sender's buffer (one copy, no staging) and marks
+// it done; the sender's round completes when all its sends are done. Device
+// buffers: the copy is a cudaMemcpyAsync on the receiver's stream ordered after
+// an event on the sender's stream, and the sender's stream waits for the copy.
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "algo/ctx.h"
+#include "transport/factory.h"
+#include "transport/local/device.h"
+
+namespace sc {
+namespace {
+
+struct SendRec {
+  const void* buf;
+  size_t bytes;
+  void* readyEvent = nullptr;  // device: sender's stream reached the send
+  void* doneEvent = nullptr;   // device: receiver's copy finished
+  bool taken = false, done = false;
+};
+
+struct World {
+  explicit World(int p) : P(p), chan(size_t(p) * p) {}
+  const int P;
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<std::deque<std::shared_ptr<SendRec>>> chan;  // [src * P + dst]
+  uint64_t barrierArrived = 0;                             // counts arrivals over all barriers
+  // Native collectives: each rank publishes its buffers for the call.
+  std::vector<const void*> nativeSend, nativeRecv;
+};
+
+class LocalTransport;
+
+class LocalRound final : public Round {
+ public:
+  LocalRound(LocalTransport& t, void* stream) : t_(t), stream_(stream) {}
+  ~LocalRound() override;
+  void wait(const Deadline& dl) override;
+
+  std::vector<std::shared_ptr<SendRec>> sends;
+  std::vector<P2POp> recvs;
+
+ private:
+  LocalTransport& t_;
+  void* stream_;
+  bool waited_ = false;
+};
+
+class LocalTransport final : public Transport {
+ public:
+  LocalTransport(std::shared_ptr<World> w, int rank, int device)
+      : w_(std::move(w)), rank_(rank), device_(device) {}
+  const char* name() const override { return "local"; }
+  Mem mem() const override { return device_ >= 0 ? Mem::Device : Mem::Host; }
+  int rank() const override { return rank_; }
+  int size() const override { return w_->P; }
+  World& world() { return *w_; }
+  int device() const { return device_; }
+
+  std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void* stream, const Deadline&) override {
+    SC_REQUIRE(!aborted_, scInvalidUsage, "local transport was aborted");
+    auto round = std::make_unique<LocalRound>(*this, stream);
+    std::lock_guard<std::mutex> lk(w_->m);
+    for (const auto& op : ops) {
+      SC_ARG(op.peer >= 0 && op.peer < w_->P, "peer ", op.peer, " out of range");
+      if (op.kind == P2POp::Recv) { round->recvs.push_back(op); continue; }
+      auto rec = std::make_shared<SendRec>(SendRec{op.buf, op.bytes});
+      if (device_ >= 0) rec->readyEvent = localdev::recordEvent(device_, stream);
+      w_->chan[size_t(rank_) * w_->P + op.peer].push_back(rec);
+      round->sends.push_back(rec);
+    }
+    w_->cv.notify_all();
+    return round;
+  }
+
+  void barrier(void*, const Deadline& dl) override {
+    std::unique_lock<std::mutex> lk(w_->m);
+    const uint64_t target = (w_->barrierArrived / w_->P + 1) * w_->P;
+    ++w_->barrierArrived;
+    w_->cv.notify_all();
+    if (!w_->cv.wait_until(lk, dl.at, [&] { return w_->barrierArrived >= target; }))
+      dl.check("all local ranks to reach the barrier");
+  }
+
+  void abort() noexcept override { aborted_ = true; }
+
+  // Shared-memory baseline: every rank reduces its block straight from all
+  // ranks' buffers, then copies the other blocks from their owners.
+  void nativeAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op, void*,
+                       const Deadline& dl) override {
+    const Blocks B{count, size_t(w_->P)};
+    nativeDirect(send, recv, dl, [&](const std::vector<const void*>& S, const std::vector<const void*>& R) {
+      reduceBlock(S, recv, B.off(rank_), B.off(rank_), B.len(rank_), dt, op);
+      barrier(nullptr, dl);
+      const size_t esz = dtypeSize(dt);
+      for (int q = 0; q < w_->P; ++q)
+        if (q != rank_) std::memcpy(static_cast<char*>(recv) + B.off(q) * esz,
+                                    static_cast<const char*>(R[q]) + B.off(q) * esz, B.len(q) * esz);
+    });
+  }
+  void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op,
+                           void*, const Deadline& dl) override {
+    nativeDirect(send, recv, dl, [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
+      reduceBlock(S, recv, size_t(rank_) * recvcount, 0, recvcount, dt, op);
+    });
+  }
+  void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt, void*,
+                       const Deadline& dl) override {
+    const size_t bytes = sendcount * dtypeSize(dt);
+    nativeDirect(send, recv, dl, [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
+      for (int q = 0; q < w_->P; ++q)
+        if (S[q] != static_cast<char*>(recv) + q * bytes)
+          std::memcpy(static_cast<char*>(recv) + q * bytes, S[q], bytes);
+    });
+  }
+
+ private:
+  template <typename F>
+  void nativeDirect(const void* send, void* recv, const Deadline& dl, F body) {
+    SC_REQUIRE(device_ < 0, scInvalidUsage,
+               "algorithm 'native' is not available on device-local communicators; use ring, rabenseifner or recdbl");
+    {
+      std::lock_guard<std::mutex> lk(w_->m);
+      w_->nativeSend.resize(w_->P);
+      w_->nativeRecv.resize(w_->P);
+      w_->nativeSend[rank_] = send;
+      w_->nativeRecv[rank_] = recv;
+    }
+    barrier(nullptr, dl);  // everyone published
+    std::vector<const void*> S, R;
+    {
+      std::lock_guard<std::mutex> lk(w_->m);
+      S = w_->nativeSend;
+      R = w_->nativeRecv;
+    }
+    barrier(nullptr, dl);  // everyone read the table: it may be reused
+    body(S, R);
+    barrier(nullptr, dl);  // nobody returns while a peer still reads its buffers
+  }
+
+  // dst[dstOff..] = op over ranks (in rank order) of S[q][srcOff..], n elements.
+  void reduceBlock(const std::vector<const void*>& S, void* dst, size_t srcOff, size_t dstOff, size_t n,
+                   scDataType_t dt, scRedOp_t op);
+
+  std::shared_ptr<World> w_;
+  const int rank_, device_;
+  bool aborted_ = false;
+};
+
+void LocalRound::wait(const Deadline& dl) {
+  World& w = t_.world();
+  const int me = t_.rank(), dev = t_.device();
+  for (const auto& r : recvs) {
+    std::shared_ptr<SendRec> rec;
+    {
+      std::unique_lock<std::mutex> lk(w.m);
+      auto& q = w.chan[size_t(r.peer) * w.P + me];
+      if (!w.cv.wait_until(lk, dl.at, [&] { return !q.empty(); }))
+        SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired: rank ", me, " waited for ", r.bytes,
+                 " bytes from rank ", r.peer);
+      rec = q.front();
+      q.pop_front();
+      rec->taken = true;
+    }
+    const bool match = rec->bytes == r.bytes;
+    if (match && r.bytes) {
+      if (dev >= 0) {
+        localdev::streamWait(dev, stream_, rec->readyEvent);
+        localdev::copyAsync(dev, r.buf, rec->buf, r.bytes, stream_);
+        rec->doneEvent = localdev::recordEvent(dev, stream_);
+      } else {
+        std::memcpy(r.buf, rec->buf, r.bytes);
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lk(w.m);
+      rec->done = true;
+    }
+    w.cv.notify_all();
+    SC_REQUIRE(match, scRemoteError, "message size mismatch: rank ", me, " expected ", r.bytes,
+               " bytes from rank ", r.peer, " but it sent ", rec->bytes);
+  }
+  std::unique_lock<std::mutex> lk(w.m);
+  for (const auto& s : sends) {
+    if (!w.cv.wait_until(lk, dl.at, [&] { return s->done; }))
+      SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired: rank ", me, " waited for a peer to take ",
+               s->bytes, " bytes");
+    if (dev >= 0 && s->doneEvent) localdev::streamWait(dev, stream_, s->doneEvent);
+  }
+  waited_ = true;
+}
+
+LocalRound::~LocalRound() {
+  World& w = t_.world();
+  std::unique_lock<std::mutex> lk(w.m);
+  if (!waited_) {
+    // Withdraw sends nobody took; wait out copies already under way so the
+    // caller may free its buffers once we return.
+    for (const auto& s : sends) {
+      for (int d = 0; d < w.P; ++d) {
+        auto& ch = w.chan[size_t(t_.rank()) * w.P + d];
+        for (auto it = ch.begin(); it != ch.end(); ++it)
+          if (*it == s) { ch.erase(it); break; }
+      }
+      if (s->taken) w.cv.wait(lk, [&] { return s->done; });
+    }
+  }
+  for (const auto& s : sends) {
+    if (s->readyEvent) localdev::destroyEvent(s->readyEvent);
+    if (s->doneEvent) localdev::destroyEvent(s->doneEvent);
+  }
+}
+
+void LocalTransport::reduceBlock(const std::vector<const void*>& S, void* dst, size_t srcOff, size_t dstOff,
+                                 size_t n, scDataType_t dt, scRedOp_t op) {
+  static const std::unique_ptr<Backend> cpu = makeCpuBackend();
+  const size_t esz = dtypeSize(dt);
+  char* d = static_cast<char*>(dst) + dstOff * esz;
+  auto src = [&](int q) { return static_cast<const char*>(S[q]) + srcOff * esz; };
+  // Start from our own block: in place, dst is exactly that block.
+  if (w_->P == 1) { cpu->copy(d, src(0), n * esz, nullptr); return; }
+  bool first = true;
+  for (int q = 0; q < w_->P; ++q) {
+    if (q == rank_) continue;
+    cpu->reduce(d, first ? src(rank_) : d, src(q), n, dt, op, nullptr);
+    first = false;
+  }
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<scComm>> makeLocalComms(int nranks, const int* devices, const Config& cfg) {
+  auto world = std::make_shared<World>(nranks);
+  std::vector<std::unique_ptr<scComm>> comms;
+  for (int r = 0; r < nranks; ++r) {
+    const int dev = devices ? devices[r] : -1;
+    SC_ARG(!devices || dev >= 0, "devices[", r, "] = ", dev, " is not a CUDA device index");
+    auto backend = dev >= 0 ? makeCudaBackend(dev) : makeCpuBackend();
+    Config c = cfg;
+    c.device = dev;
+    comms.push_back(std::make_unique<scComm>(std::make_unique<LocalTransport>(world, r, dev), std::move(backend), c));
+  }
+  return comms;
+}
+
+}  // namespace sc

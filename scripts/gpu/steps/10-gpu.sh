@@ -1,0 +1,11 @@
+# shellcheck shell=bash disable=SC2317,SC2015,SC2016,SC2034,SC2154  # globals come from scripts/gpu-check
+# A step of scripts/gpu-check, sourced by it (it defines $root, $build, $logs,
+# $jobs and MPIRUN; scripts/gpu/common.sh the helpers). A step returns 0 (pass),
+# 77 (skipped, with a reason printed) or anything else (fail); its output goes
+# to its log, whose tail lands in the report.
+
+step_gpu() {  # a GPU must be visible, or every later result would be a skip
+  command -v nvidia-smi >/dev/null || { echo "nvidia-smi not found: no NVIDIA driver on this machine"; return 1; }
+  nvidia-smi -L || { echo "nvidia-smi sees no GPU"; return 1; }
+  nvidia-smi
+}

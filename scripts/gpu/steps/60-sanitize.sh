@@ -1,0 +1,33 @@
+# shellcheck shell=bash disable=SC2317,SC2015,SC2016,SC2034,SC2154  # globals come from scripts/gpu-check
+# A step of scripts/gpu-check, sourced by it (it defines $root, $build, $logs,
+# $jobs and MPIRUN; scripts/gpu/common.sh the helpers). A step returns 0 (pass),
+# 77 (skipped, with a reason printed) or anything else (fail); its output goes
+# to its log, whose tail lands in the report.
+
+# compute-sanitizer over every GPU test binary: memcheck, racecheck, initcheck
+# and synccheck. Left out: tests that only grow sizes (LargeGridStride), tests
+# whose point is waiting for a timeout, and CudaBackend.Errors, which provokes
+# CUDA errors (an impossible allocation) on purpose. NCCL probes its kernels
+# with cudaFuncGetAttributes and gets cudaErrorNoKernelImageForDevice for
+# architectures it was not built for: API errors are not reported for the
+# NCCL binary (sparcoll's own CUDA calls are all checked, and a failing one
+# fails its test). The tools slow kernels down by one to two orders of
+# magnitude (racecheck most): all four over every binary takes longer than
+# ten minutes on an H100; SPARCOLL_SANITIZE_TOOLS picks tools,
+# SPARCOLL_SANITIZE_TIMEOUT bounds each run (default 300 s).
+SANITIZE_TOOLS=${SPARCOLL_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}
+step_sanitize() {
+  command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not found"; return 1; }
+  local rc=0 tool bin extra
+  for tool in $SANITIZE_TOOLS; do
+    for bin in tests/gpu/gpu_backend tests/gpu/gpu_local tests/gpu/gpu_nccl_id tests/topk/topk_gpu_test \
+               tests/sparse/test_sparse_gpu tests/dsop/gpu_dsop; do
+      [ -x "$build/$bin" ] || { echo "--- $bin not built: skipped"; continue; }
+      extra=()
+      [ "$bin" = tests/gpu/gpu_nccl_id ] && extra=(--report-api-errors no)
+      run_sanitizer "$tool" "${extra[@]}" "$build/$bin" --gtest_filter='-*LargeGridStride*:*Timeout*:CudaBackend.Errors' \
+        || rc=1
+    done
+  done
+  return "$rc"
+}

@@ -1,0 +1,9 @@
+# shellcheck shell=bash disable=SC2317,SC2015,SC2016,SC2034,SC2154  # globals come from scripts/gpu-check
+# A step of scripts/gpu-check, sourced by it (it defines $root, $build, $logs,
+# $jobs and MPIRUN; scripts/gpu/common.sh the helpers). A step returns 0 (pass),
+# 77 (skipped, with a reason printed) or anything else (fail); its output goes
+# to its log, whose tail lands in the report.
+
+# The device kernels beside their baselines: the reduce kernel against a
+# device-to-device copy, the sparse ops against CUB's radix sort.
+step_kernels() { run_bench kernel_perf; }
