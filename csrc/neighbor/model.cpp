@@ -12,15 +12,15 @@
 // as fast as bytes between nodes. Bytes are priced by the machines the ranks
 // are on (Topology::machineOf), not by virtual nodes (SPARCOLL_RANKS_PER_NODE):
 // on one machine, virtual nodes of 4 ranks made auto pick hierarchical for
-// its inter-node bytes that cost nothing extra there, 1.1-1.8x slower than
-// naive and MPI_Neighbor_allgather at 64 KiB .. 4 MiB.
+// its inter-node bytes that cost nothing extra there, up to 1.8x slower than
+// MPI_Neighbor_allgather at 64 KiB .. 4 MiB.
 //
 // Charging alpha per message and nothing per round, as this model first did,
 // made a second round free: auto picked combining wherever it saved a
-// message, and it ran 1.1-1.5x slower than naive and MPI_Neighbor_allgather
-// at small blocks; without the copies it looked as cheap as naive at large
-// blocks too, where it moves as many bytes plus the copies and ran twice as
-// slow (bench/results/neighbor-cpu-mpi-2026-11-23.md).
+// message, and it ran up to 1.5x slower than MPI_Neighbor_allgather (1.8x
+// than naive) at small blocks; without the copies it looked as cheap as
+// naive at large blocks too, where it moves as many bytes plus the copies
+// and ran 2.2x slower (bench/results/neighbor-cpu-mpi-2026-11-23.md).
 //
 // Here each rank's figures for each algorithm, in blocks; create.cpp takes
 // their maxima over ranks, so every rank predicts the same times and picks
