@@ -31,29 +31,37 @@ inline void check(scResult_t r, scComm_t comm) {
   }
 }
 
-// The Python-side communicator: owns one scComm_t. close() (or garbage
-// collection) destroys it; any later call raises InvalidUsageError.
-class Comm {
+// A library handle owned by a Python object: close() (or garbage collection)
+// destroys it once; any later use raises InvalidUsageError naming `what`.
+template <typename H, scResult_t (*Destroy)(H)>
+class Owned {
  public:
-  explicit Comm(scComm_t c) : c_(c) {}
-  Comm(const Comm&) = delete;
-  Comm& operator=(const Comm&) = delete;
-  ~Comm() { close(); }
+  explicit Owned(const char* what, H h = nullptr) : what_(what), h_(h) {}
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() { close(); }
 
-  scComm_t get() const {
-    if (!c_) throw Failure{scInvalidUsage, "the communicator was closed"};
-    return c_;
+  H get() const {
+    if (!h_) throw Failure{scInvalidUsage, std::string("the ") + what_ + " was closed"};
+    return h_;
   }
-  bool closed() const { return c_ == nullptr; }
+  bool closed() const { return h_ == nullptr; }
   void close() {
-    if (c_) {
-      scCommDestroy(c_);
-      c_ = nullptr;
+    if (h_) {
+      Destroy(h_);
+      h_ = nullptr;
     }
   }
 
- private:
-  scComm_t c_;
+ protected:
+  const char* what_;
+  H h_;
+};
+
+// The Python-side communicator: owns one scComm_t.
+class Comm : public Owned<scComm_t, scCommDestroy> {
+ public:
+  explicit Comm(scComm_t c) : Owned("communicator", c) {}
 };
 
 // Raw addresses travel between Python and C++ as integers.

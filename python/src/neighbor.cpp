@@ -15,39 +15,27 @@ namespace {
 // Owns one scTopology_t of a communicator. The Python Topology closes it
 // before its communicator closes (sparcoll/_neighbor.py); a handle whose
 // communicator was closed refuses every use.
-class Topology {
+class Topology : public Owned<scTopology_t, scTopologyDestroy> {
  public:
-  Topology(Comm& c, std::vector<int> sources, std::vector<int> destinations) : comm_(c) {
+  Topology(Comm& c, std::vector<int> sources, std::vector<int> destinations) : Owned("topology"), comm_(c) {
     scComm_t comm = c.get();
     scResult_t r;
     {
       py::gil_scoped_release nogil;
-      r = scTopologyCreate(&t_, comm, int(sources.size()), sources.data(), int(destinations.size()),
+      r = scTopologyCreate(&h_, comm, int(sources.size()), sources.data(), int(destinations.size()),
                            destinations.data());
     }
     check(r, comm);
   }
-  Topology(const Topology&) = delete;
-  Topology& operator=(const Topology&) = delete;
-  ~Topology() { close(); }
-
-  void close() {
-    if (t_) {
-      scTopologyDestroy(t_);
-      t_ = nullptr;
-    }
-  }
-  bool closed() const { return t_ == nullptr; }
   scTopology_t get() const {
-    if (!t_) throw Failure{scInvalidUsage, "the topology was closed"};
+    const scTopology_t t = Owned::get();
     if (comm_.closed()) throw Failure{scInvalidUsage, "the topology's communicator was closed"};
-    return t_;
+    return t;
   }
   scComm_t comm() const { return comm_.get(); }
 
  private:
   Comm& comm_;  // kept alive by the handle (py::keep_alive below)
-  scTopology_t t_ = nullptr;
 };
 
 }  // namespace

@@ -18,22 +18,9 @@ scSparseOptions_t makeOpts(unsigned flags, double switchDensity, int earlyGroupS
 }
 
 // Owns one scSparseResult_t (library-owned buffers reused across calls).
-class SparseResult {
+class SparseResult : public Owned<scSparseResult_t, scSparseResultDestroy> {
  public:
-  explicit SparseResult(Comm& c) { check(scSparseResultCreate(c.get(), &r_), nullptr); }
-  SparseResult(const SparseResult&) = delete;
-  SparseResult& operator=(const SparseResult&) = delete;
-  ~SparseResult() { close(); }
-  void close() {
-    if (r_) {
-      scSparseResultDestroy(r_);
-      r_ = nullptr;
-    }
-  }
-  scSparseResult_t get() const {
-    if (!r_) throw Failure{scInvalidUsage, "the sparse result was closed"};
-    return r_;
-  }
+  explicit SparseResult(Comm& c) : Owned("sparse result") { check(scSparseResultCreate(c.get(), &h_), nullptr); }
 
   // (is_dense, nnz, dim, indices address (0 when dense), values address, algo).
   py::tuple describe() const {
@@ -42,18 +29,15 @@ class SparseResult {
     const void* idx = nullptr;
     const void* val = nullptr;
     scSparseAlgo_t algo = scSparseAuto;
-    check(scSparseResultIsDense(r_, &dense), nullptr);
-    check(scSparseResultNnz(r_, &nnz), nullptr);
-    check(scSparseResultDim(r_, &dim), nullptr);
-    check(scSparseResultIndices(r_, &idx), nullptr);
-    check(scSparseResultValues(r_, &val), nullptr);
-    check(scSparseResultAlgo(r_, &algo), nullptr);
+    check(scSparseResultIsDense(h_, &dense), nullptr);
+    check(scSparseResultNnz(h_, &nnz), nullptr);
+    check(scSparseResultDim(h_, &dim), nullptr);
+    check(scSparseResultIndices(h_, &idx), nullptr);
+    check(scSparseResultValues(h_, &val), nullptr);
+    check(scSparseResultAlgo(h_, &algo), nullptr);
     return py::make_tuple(dense != 0, nnz, dim, reinterpret_cast<std::uintptr_t>(idx),
                           reinterpret_cast<std::uintptr_t>(val), int(algo));
   }
-
- private:
-  scSparseResult_t r_ = nullptr;
 };
 
 }  // namespace

@@ -23,27 +23,11 @@ scTopkConfig_t makeCfg(int method, size_t k, size_t bucket, int output, int inde
 }
 
 // Owns one scTopkState_t (a residual + a step counter).
-class TopkState {
+class TopkState : public Owned<scTopkState_t, scTopkStateDestroy> {
  public:
-  TopkState(size_t n, int dtype, int device) {
-    check(scTopkStateCreate(&s_, n, scDataType_t(dtype), device), nullptr);
+  TopkState(size_t n, int dtype, int device) : Owned("top-k state") {
+    check(scTopkStateCreate(&h_, n, scDataType_t(dtype), device), nullptr);
   }
-  TopkState(const TopkState&) = delete;
-  TopkState& operator=(const TopkState&) = delete;
-  ~TopkState() { close(); }
-  void close() {
-    if (s_) {
-      scTopkStateDestroy(s_);
-      s_ = nullptr;
-    }
-  }
-  scTopkState_t get() const {
-    if (!s_) throw Failure{scInvalidUsage, "the top-k state was closed"};
-    return s_;
-  }
-
- private:
-  scTopkState_t s_ = nullptr;
 };
 
 }  // namespace
