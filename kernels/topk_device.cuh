@@ -20,6 +20,26 @@
 namespace sc {
 namespace topk {
 
+// The current device's default pool keeps at least `bytes` across
+// synchronisations. Its release threshold is 0 unless raised: every sync
+// hands freed memory back to the driver, and the next call pays for fresh
+// allocations again. The threshold grows to the largest call's scratch (a
+// high-water mark) and never shrinks, so a larger threshold set by the
+// application stays, and sparcoll keeps no more than one call needs.
+inline void keepInPool(size_t bytes) {
+  int dev = 0;
+  cudaMemPool_t pool;
+  uint64_t cur = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &cur) != cudaSuccess) {
+    (void)cudaGetLastError();  // a tuning hint only: the pool works without it
+    return;
+  }
+  uint64_t want = bytes;
+  if (want > cur && cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &want) != cudaSuccess)
+    (void)cudaGetLastError();
+}
+
 // Scratch buffers from the device's stream-ordered pool: allocated on the
 // stream, released on the stream when the launcher returns (after everything it
 // enqueued), so no host synchronisation is needed for their lifetime.
@@ -27,6 +47,7 @@ class Scratch {
  public:
   explicit Scratch(cudaStream_t s) : stream_(s) {}
   ~Scratch() {
+    keepInPool(bytes_);
     for (void* p : blocks_) (void)cudaFreeAsync(p, stream_);
   }
   Scratch(const Scratch&) = delete;
@@ -35,8 +56,10 @@ class Scratch {
   template <typename T>
   T* get(size_t count) {
     void* p = nullptr;
-    SC_CUDA_CHECK(cudaMallocAsync(&p, count ? count * sizeof(T) : 1, stream_));
+    const size_t bytes = count ? count * sizeof(T) : 1;
+    SC_CUDA_CHECK(cudaMallocAsync(&p, bytes, stream_));
     blocks_.push_back(p);
+    bytes_ += bytes;
     return static_cast<T*>(p);
   }
   template <typename T>
@@ -49,6 +72,7 @@ class Scratch {
  private:
   cudaStream_t stream_;
   std::vector<void*> blocks_;
+  size_t bytes_ = 0;
 };
 
 // Waits (bounded) for everything enqueued on `stream` so far, then copies

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "algo/ctx.h"
+#include "model/dense.h"
 
 namespace sc {
 
@@ -23,12 +24,15 @@ void doublingAllGather(Ctx& c, const void* send, void* recv, size_t sendcount);
 // --- recursive doubling on the whole vector (small messages) ----------------
 void recdblAllReduce(Ctx& c, const void* send, void* recv, size_t count);
 
-// --- the cost model behind scAlgoAuto ------------------------------------------
-enum class Coll { AllReduce, ReduceScatter, AllGather };
+// --- the cost model behind scAlgoAuto (model/dense.h), on the communicator's model
 // Predicted seconds of `algo` for `bytes` (the full vector) on this communicator.
-double predictSeconds(const scComm& comm, Coll coll, scAlgo_t algo, size_t bytes);
-// Resolves scAlgoAuto (config, SPARCOLL_ALGO, then the model) and validates the
-// algorithm for the collective.
-scAlgo_t chooseAlgo(const scComm& comm, Coll coll, scAlgo_t requested, size_t bytes);
+inline double predictSeconds(const scComm& comm, Coll coll, scAlgo_t algo, size_t bytes) {
+  return model::predictDense(comm.model, coll, algo, bytes);
+}
+// Resolves scAlgoAuto (config / SPARCOLL_ALGO, the tuning file's rules, then
+// the model) and validates the algorithm for the collective.
+inline scAlgo_t chooseAlgo(const scComm& comm, Coll coll, scAlgo_t requested, size_t bytes) {
+  return model::chooseDense(comm.model, coll, requested, bytes);
+}
 
 }  // namespace sc

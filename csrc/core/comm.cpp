@@ -1,8 +1,12 @@
 #include "core/comm.h"
 
+#include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "model/tuning.h"
 
 namespace sc {
 namespace {
@@ -13,6 +17,15 @@ double envDouble(const char* name, double dflt) {
   char* end = nullptr;
   double d = std::strtod(v, &end);
   SC_ARG(end && *end == '\0', "environment variable ", name, "='", v, "' is not a number");
+  return d;
+}
+
+// A model parameter from the environment: NaN when unset, else a finite number >= 0.
+double envParam(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return NAN;
+  const double d = envDouble(name, 0);
+  SC_ARG(std::isfinite(d) && d >= 0, "environment variable ", name, "='", v, "' must be a finite number >= 0");
   return d;
 }
 
@@ -29,13 +42,19 @@ const char* algoName(scAlgo_t a) {
   return (a >= 0 && a < scNumAlgos) ? names[a] : "?";
 }
 
+// scConfig_t before tuningFile was added: callers built against that header
+// pass this size, and the fields from tuningFile on are not theirs to read.
+constexpr size_t kConfigSizeV1 = offsetof(scConfig_t, tuningFile);
+
 Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   Config c;
   c.transport = transport;
+  const char* tuningFile = nullptr;
   if (in) {
-    SC_ARG(in->size == 0 || in->size >= sizeof(scConfig_t),
+    SC_ARG(in->size == 0 || in->size == kConfigSizeV1 || in->size >= sizeof(scConfig_t),
            "scConfig_t.size is ", in->size, ", expected ", sizeof(scConfig_t),
            " (initialise it with SC_CONFIG_INITIALIZER)");
+    if (in->size >= sizeof(scConfig_t)) tuningFile = in->tuningFile;
     SC_ARG(in->algo >= 0 && in->algo < scNumAlgos, "unknown algorithm ", int(in->algo), " in scConfig_t");
     c.device = in->device;
     if (in->timeoutSeconds > 0) c.timeout = in->timeoutSeconds;
@@ -52,17 +71,28 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   }
   if (std::getenv("SPARCOLL_PIPELINE_BYTES"))
     c.pipelineBytes = size_t(envDouble("SPARCOLL_PIPELINE_BYTES", 0));
-  // Default model parameters per transport (fitted on this project's machines,
-  // see README "Choosing an algorithm"); environment overrides them.
-  switch (transport) {
-    case scTransportNccl: c.alpha = 10e-6; c.beta = 1.0 / 20e9; c.gamma = 1.0 / 400e9; break;
-    case scTransportLocal: c.alpha = 3e-6; c.beta = 1.0 / 6e9; c.gamma = 1.0 / 4e9; break;
-    default: c.alpha = 5e-6; c.beta = 1.0 / 4e9; c.gamma = 1.0 / 4e9; break;
+  // The cost model's parameters: these overrides beat the tuning file, which
+  // beats the built-in defaults (model/model.cpp).
+  c.env.alpha = envParam("SPARCOLL_ALPHA");
+  c.env.beta = envParam("SPARCOLL_BETA");
+  c.env.gamma = envParam("SPARCOLL_GAMMA");
+  if (const char* m = std::getenv("SPARCOLL_MACHINES"); m && *m) {
+    const double d = envDouble("SPARCOLL_MACHINES", 0);
+    SC_ARG(d >= 1 && d <= 1e9 && d == double(int(d)), "SPARCOLL_MACHINES='", m, "' is not a positive integer");
+    c.machinesEnv = int(d);
   }
-  c.alpha = envDouble("SPARCOLL_ALPHA", c.alpha);
-  c.beta = envDouble("SPARCOLL_BETA", c.beta);
-  c.gamma = envDouble("SPARCOLL_GAMMA", c.gamma);
+  // An empty string is "not given", as for the environment variables.
+  if (tuningFile && *tuningFile) {
+    c.tuning = model::loadTuning(tuningFile);
+  } else if (const char* f = std::getenv("SPARCOLL_TUNING_FILE"); f && *f) {
+    c.tuning = model::loadTuning(f, "SPARCOLL_TUNING_FILE");
+  }
   return c;
+}
+
+model::Model commModel(const Config& cfg, bool device, int P) {
+  const int machines = cfg.machinesEnv > 0 ? cfg.machinesEnv : cfg.machines;
+  return model::makeModel(cfg.tuning, cfg.env, cfg.transport, device, P, machines, cfg.algo);
 }
 
 }  // namespace sc

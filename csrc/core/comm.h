@@ -10,6 +10,7 @@
 #include "core/deadline.h"
 #include "core/dtype.h"
 #include "core/scratch.h"
+#include "model/model.h"
 #include "transport/transport.h"
 
 namespace sc {
@@ -20,13 +21,24 @@ struct Config {
   double timeout = 300.0;
   scAlgo_t algo = scAlgoAuto;   // what scAlgoAuto resolves to (scAlgoAuto: cost model)
   size_t pipelineBytes = 0;     // 0: backend default
-  // alpha-beta-gamma model of this transport, seconds and seconds/byte.
-  double alpha = 0, beta = 0, gamma = 0;
+  // The cost model's inputs (model/model.h): the tuning file (null: none),
+  // SPARCOLL_ALPHA/BETA/GAMMA, and the machines the ranks span: found by the
+  // transport's constructor (MPI: shared-memory split), 1 where it cannot
+  // tell (local, nccl from a unique id); SPARCOLL_MACHINES (machinesEnv > 0)
+  // overrides it.
+  std::shared_ptr<const model::Tuning> tuning;
+  model::Overrides env;
+  int machines = 1;
+  int machinesEnv = 0;
 };
 
 // Merges the caller's scConfig_t (may be NULL) with environment overrides:
-// SPARCOLL_TIMEOUT, SPARCOLL_ALGO, SPARCOLL_PIPELINE_BYTES, SPARCOLL_ALPHA/BETA/GAMMA.
+// SPARCOLL_TIMEOUT, SPARCOLL_ALGO, SPARCOLL_PIPELINE_BYTES, SPARCOLL_ALPHA/BETA/GAMMA,
+// SPARCOLL_MACHINES, and reads the tuning file (scConfig_t.tuningFile, else
+// SPARCOLL_TUNING_FILE).
 Config resolveConfig(const scConfig_t* cfg, scTransport_t transport);
+// The cost model of a communicator of P ranks made with cfg.
+model::Model commModel(const Config& cfg, bool device, int P);
 // "ring" -> scAlgoRing ...; false when unknown.
 bool parseAlgo(const char* s, scAlgo_t* out);
 const char* algoName(scAlgo_t a);
@@ -41,9 +53,11 @@ struct scComm {
   bool aborted = false;
   std::string abortReason;
   std::string lastError;
+  sc::model::Model model;  // what every auto of this communicator decides on
 
   scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b, sc::Config c)
-      : transport(std::move(t)), backend(std::move(b)), cfg(c) {}
+      : transport(std::move(t)), backend(std::move(b)), cfg(std::move(c)),
+        model(sc::commModel(cfg, backend->mem() == sc::Mem::Device, transport->size())) {}
   ~scComm();
 
   int rank() const { return transport->rank(); }

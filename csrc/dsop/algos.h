@@ -73,9 +73,10 @@ scDataType_t checkCall(scComm* comm, scDataType_t dt, scDsopAlgo_t algo, size_t 
                        void* stream);
 
 // --- auto ---------------------------------------------------------------------
-// Predicted seconds of `algo` under the communicator's alpha-beta-gamma model.
-double predictSeconds(const scComm& comm, scDsopAlgo_t algo, size_t n, size_t m, scDataType_t in);
-scDsopAlgo_t choose(const scComm& comm, scDsopAlgo_t requested, size_t n, size_t m, scDataType_t in);
+// Predicted seconds of `algo` (not auto) under the cost model (a
+// communicator's: comm.model), and what auto resolves to (auto.cpp).
+double predictSeconds(const model::Model& m, scDsopAlgo_t algo, size_t n, size_t mm, scDataType_t in);
+scDsopAlgo_t choose(const model::Model& m, scDsopAlgo_t requested, size_t n, size_t mm, scDataType_t in);
 // Peers per grouped round of all_scatter (bounds the messages in flight).
 constexpr int kScatterGroup = 8;
 

@@ -41,7 +41,7 @@ extern "C" scResult_t scDsop(const void* a, size_t n, const void* b, size_t m, v
     comm->backend->checkPointer(b, "b");
     const size_t gBytes = n * m * dtypeSize(out), si = dtypeSize(dtype);
     SC_ARG(!overlaps(G, gBytes, a, n * si) && !overlaps(G, gBytes, b, m * si), "G overlaps a or b");
-    const scDsopAlgo_t chosen = choose(*comm, algo, n, m, dtype);
+    const scDsopAlgo_t chosen = choose(comm->model, algo, n, m, dtype);
     Ctx v(*comm, dtype, scSum, stream), g(*comm, out, scSum, stream);
     Problem pb{v, g, a, b, n, m, G};
     run(pb, chosen);
@@ -54,7 +54,7 @@ extern "C" scResult_t scDsopAlgoFor(scComm_t comm, size_t n, size_t m, scDataTyp
     SC_ARG(algo != nullptr, "algo output is NULL");
     outputType(dtype);
     SC_ARG(n >= 1 && m >= 1, "DSOP needs n >= 1 and m >= 1 (got n = ", n, ", m = ", m, ")");
-    *algo = choose(*comm, scDsopAuto, n, m, dtype);
+    *algo = choose(comm->model, scDsopAuto, n, m, dtype);
   });
 }
 

@@ -84,7 +84,8 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
   Problem pc{v, g, nullptr, nullptr, nR, nC, Gc};
   const Pairs pairs{Ad, nR, Bd, nC, size_t(P)};
   if (algo == scDsopAuto)
-    algo = predictSeconds(comm, scDsopAllGather, nR, nC, in) <= predictSeconds(comm, scDsopGRabenseifner, nR, nC, in)
+    algo = predictSeconds(comm.model, scDsopAllGather, nR, nC, in) <=
+                   predictSeconds(comm.model, scDsopGRabenseifner, nR, nC, in)
                ? scDsopAllGather
                : scDsopGRabenseifner;
   if (algo == scDsopAllGather) pc.product(pairs, Rect{0, nR, 0, nC}, Gc, nC, false);

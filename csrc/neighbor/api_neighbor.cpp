@@ -145,6 +145,17 @@ extern "C" scResult_t scNeighborAlgoFor(scTopology_t topo, size_t bytes, scNbrAl
   });
 }
 
+extern "C" scResult_t scTopologyEstimateTime(scTopology_t topo, size_t bytes, scNbrAlgo_t algo, double* seconds,
+                                             scNbrAlgo_t* autoAlgo) {
+  return withTopology(topo, [&](Topology& t) {
+    SC_ARG(seconds != nullptr, "seconds output is NULL");
+    SC_ARG(algo >= 0 && algo < scNumNbrAlgos, "unknown neighbourhood algorithm ", int(algo));
+    const scNbrAlgo_t pick = chooseAlgo(t, double(bytes));
+    *seconds = predictSeconds(t, algo == scNbrAuto ? pick : algo, double(bytes));
+    if (autoAlgo) *autoAlgo = pick;
+  });
+}
+
 extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, void* recv, scDataType_t dt,
                                           scNbrAlgo_t algo, scTopology_t topo, void* stream) {
   return withTopology(topo, [&](Topology& t) {

@@ -200,7 +200,7 @@ void buildCombining(Topology& t, Meta& m, const Knobs& kn, const std::vector<std
   std::vector<int> in;
   for (const InNbr& n : t.in) in.push_back(n.rank);
   const Shared s{t.out, sourcesOfOut, in};
-  const Model md{t.comm->cfg.alpha * kMessageOverhead, t.comm->cfg.beta};
+  const Model md{t.comm->model.params().alpha * kMessageOverhead, t.comm->model.params().beta};
   const int me = t.rank;
 
   // Step 1: c(me, f) for every rank f sharing an out-neighbour.

@@ -1,15 +1,18 @@
 // The alpha-beta model behind scNbrAuto. An algorithm is a sequence of
 // rounds; a round in which some rank sends or receives costs, on its busiest
 // rank,
-//     alpha + o (m - 1) + beta * B_inter + beta/4 * (B_intra + B_copy)
+//     alpha + o (m - 1) + beta_inter * B_inter + beta_intra * (B_intra + B_copy)
 // with m messages and B_inter / B_intra bytes (each the larger of what is
 // sent and what is received) and B_copy bytes copied locally around the round
 // (combining packs and unpacks group messages); the algorithm costs the sum
 // of its rounds. alpha is the latency of a round with one message, as in the
-// dense model; the messages of a round are posted together, so each further
-// one adds only its overhead o = alpha * kMessageOverhead (create.h), not
-// another latency. Intra-node bytes and copies are taken to move four times
-// as fast as bytes between nodes. Bytes are priced by the machines the ranks
+// dense model (the inter-node level's when the round crosses machines); the
+// messages of a round are posted together, so each further one adds only its
+// overhead o = alpha * kMessageOverhead (create.h), not another latency. The
+// two betas are the levels of the cost model (model/model.h); where the
+// tuning file measures only one level (or none: the built-in parameters),
+// intra-node bytes and copies are taken to move kIntraSpeedup = 4 times as
+// fast as bytes between nodes. Bytes are priced by the machines the ranks
 // are on (Topology::machineOf), not by virtual nodes (SPARCOLL_RANKS_PER_NODE):
 // on one machine, virtual nodes of 4 ranks made auto pick hierarchical for
 // its inter-node bytes that cost nothing extra there, up to 1.8x slower than
@@ -24,8 +27,8 @@
 //
 // Here each rank's figures for each algorithm, in blocks; create.cpp takes
 // their maxima over ranks, so every rank predicts the same times and picks
-// the same algorithm. alpha and beta are the communicator's (SPARCOLL_ALPHA,
-// SPARCOLL_BETA).
+// the same algorithm. A tuning-file rule for neighbor_allgather (bytes = the
+// block) beats the model.
 #include <algorithm>
 
 #include "neighbor/create.h"
@@ -117,17 +120,23 @@ Cost hierarchicalCost(const Topology& t) {
 }
 
 double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
-  const Config& cfg = t.comm->cfg;
+  const model::Model& m = t.comm->model;
+  const double intraBeta = m.intraGiven ? m.intra.beta : m.inter.beta / kIntraSpeedup;
+  const double interBeta = m.interGiven || !m.intraGiven ? m.inter.beta : m.intra.beta * kIntraSpeedup;
   double s = 0;
   for (const RoundCost& r : t.cost[algo == scNbrNative ? scNbrNaive : algo]) {
     if (r.msgs <= 0) continue;  // a round no rank sends or receives in (one node: hierarchical's second)
-    s += cfg.alpha * (1 + kMessageOverhead * (r.msgs - 1)) +
-         cfg.beta * bytes * (r.interBlocks + (r.intraBlocks + r.copyBlocks) / kIntraSpeedup);
+    const double alpha = r.interBlocks > 0 ? m.inter.alpha : m.intra.alpha;
+    s += alpha * (1 + kMessageOverhead * (r.msgs - 1)) +
+         bytes * (interBeta * r.interBlocks + intraBeta * (r.intraBlocks + r.copyBlocks));
   }
   return s;
 }
 
 scNbrAlgo_t chooseAlgo(const Topology& t, double bytes) {
+  const double b = std::min(bytes, 1.8e19);
+  if (const int r = model::ruleFor(t.comm->model, model::kCollNeighborAllGather, uint64_t(b)); r > 0)
+    return scNbrAlgo_t(r);
   scNbrAlgo_t best = scNbrNaive;
   for (scNbrAlgo_t a : {scNbrCombining, scNbrHierarchical})
     if (predictSeconds(t, a, bytes) < predictSeconds(t, best, bytes)) best = a;

@@ -92,7 +92,7 @@ void sparseAllReduce(scComm* comm, CallArgs a, const scSparseOptions_t* opts) {
   Stream r = p.in;
   if (P > 1 && a.dim > 0) {
     ModelInput mi;
-    mi.comm = comm;
+    mi.model = &comm->model;
     mi.N = a.dim;
     for (const Header& h : p.hdr) mi.k.push_back(h.nnz);
     mi.isz = s.isz;
@@ -182,7 +182,7 @@ extern "C" scResult_t scSparseAlgoFor(scComm_t comm, const size_t* nnzPerRank, s
     checkDtype(vtype);
     const scSparseOptions_t o = readOptions(opts);
     ModelInput mi;
-    mi.comm = comm;
+    mi.model = &comm->model;
     mi.N = dim;
     mi.k.assign(nnzPerRank, nnzPerRank + comm->size());
     mi.isz = indexSize(itype);

@@ -23,11 +23,11 @@ struct Terms {
   double N;
 
   explicit Terms(const ModelInput& i)
-      : in(i), a(i.comm->cfg.alpha), b(i.comm->cfg.beta), g(i.comm->cfg.gamma),
-        cs(kSparseEntryCost * i.comm->cfg.gamma * double(i.vsz)),
-        sc(kScatterEntryCost * i.comm->cfg.gamma * double(i.vsz)),
+      : in(i), a(i.model->params().alpha), b(i.model->params().beta), g(i.model->params().gamma),
+        cs(kSparseEntryCost * g * double(i.vsz)),
+        sc(kScatterEntryCost * g * double(i.vsz)),
         // A device communicator reads counts back once per sparse step.
-        read(i.comm->device() ? 15e-6 : 0.0), P(i.comm->size()), f(i.comm->size()), N(double(i.N)),
+        read(i.model->device ? 15e-6 : 0.0), P(i.model->P), f(i.model->P), N(double(i.N)),
         logMiss(size_t(P) + 1, 0.0) {
     // p is clamped below 1 so the sums stay finite (a full rank then gives a union of N - 1e-13 N).
     for (int j = 0; j < P; ++j)
@@ -65,14 +65,11 @@ struct Terms {
   }
   double outputCost(double K) const { return in.denseOutput && sparse(K, N) ? densify(K, N) : 0; }
 
+  // The dense fallback runs scAllReduce's auto (native priced as ring).
   double denseAllReduce() const {
     const size_t bytes = size_t(N) * in.vsz;
-    scAlgo_t algo = chooseAlgo(*in.comm, Coll::AllReduce, scAlgoAuto, bytes);
-    double t = predictSeconds(*in.comm, Coll::AllReduce, algo, bytes);
-    if (!std::isfinite(t))  // native: the model has no term for it; the best modelled one stands in
-      for (scAlgo_t x : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl})
-        t = std::min(t, predictSeconds(*in.comm, Coll::AllReduce, x, bytes));
-    return densify(kmax(), N) + t;
+    const scAlgo_t algo = model::chooseDense(*in.model, Coll::AllReduce, scAlgoAuto, bytes);
+    return densify(kmax(), N) + model::predictDense(*in.model, Coll::AllReduce, algo, bytes);
   }
 
   double recDbl() const {
@@ -167,7 +164,16 @@ double predictSparse(const ModelInput& in, scSparseAlgo_t algo, int groupSize) {
   }
 }
 
+double meanDensity(const ModelInput& in) {
+  if (in.N == 0 || in.k.empty()) return 0;
+  double sum = 0;
+  for (uint64_t k : in.k) sum += double(k);
+  return sum / double(in.k.size()) / double(in.N);
+}
+
 scSparseAlgo_t chooseSparse(const ModelInput& in) {
+  const int rule = model::ruleFor(*in.model, scCollSparseAllReduce, uint64_t(in.N) * in.vsz, meanDensity(in));
+  if (rule > 0) return scSparseAlgo_t(rule);
   const double dense = predictSparse(in, scSparseDense);
   scSparseAlgo_t best = scSparseDense;
   double bestT = kSparseMargin * dense;

@@ -1,18 +1,18 @@
 // scSparseAuto: predicted seconds of every sparse algorithm (Table 3.1's
 // latency and bandwidth terms, with the expected sizes of a uniform index
-// model) on the communicator's alpha-beta-gamma parameters, against the
-// foundation's prediction for the dense allreduce.
+// model) on the cost model's alpha-beta-gamma parameters (model/model.h), against the
+// foundation's prediction for the dense allreduce. Comm-free: a Model of any P.
 #pragma once
 
 #include <vector>
 
-#include "core/comm.h"
+#include "model/model.h"
 #include "sparse/stream.h"
 
 namespace sc::sp {
 
 struct ModelInput {
-  const scComm* comm = nullptr;
+  const model::Model* model = nullptr;  // P = model->P; k has P entries
   uint64_t N = 0;
   std::vector<uint64_t> k;  // measured non-zeros per rank (header round)
   size_t isz = 4, vsz = 4;
@@ -36,8 +36,12 @@ double expectedUnion(const ModelInput& in, const std::vector<int>& ranks);
 double predictSparse(const ModelInput& in, scSparseAlgo_t algo, int groupSize = 0);
 // The early-switch group size with the least predicted time.
 int bestGroupSize(const ModelInput& in);
-// What scSparseAuto runs: the fastest prediction, and dense unless a sparse
-// algorithm is predicted faster than kSparseMargin times dense.
+// What scSparseAuto runs: the tuning file's first matching rule (bytes = N x
+// value size, density = the mean of k_i / N), else the fastest prediction,
+// and dense unless a sparse algorithm is predicted faster than kSparseMargin
+// times dense.
 scSparseAlgo_t chooseSparse(const ModelInput& in);
+// The density rules match: the mean non-zeros per rank over N.
+double meanDensity(const ModelInput& in);
 
 }  // namespace sc::sp

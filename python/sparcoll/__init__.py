@@ -61,6 +61,7 @@ _preload_torch()
 
 from . import _sparcoll  # noqa: E402 - after _preload_torch(), see there
 from . import errors as _errors  # noqa: E402
+from . import model  # noqa: E402,F401 - sparcoll.model: the cost model without a communicator
 from ._neighbor import Topology  # noqa: E402
 from ._sparse import SparseReduction  # noqa: E402
 from ._topk import TopkFeedback, topk  # noqa: E402
@@ -95,5 +96,5 @@ else:  # source tree: what the library reports, versions unknown
                   "cuda_version": None, "nccl_version": None}
 
 __all__ = ["Communicator", "get_unique_id", "local_group", "features", "build_info", "SparseReduction", "topk",
-           "TopkFeedback", "Topology"]
+           "TopkFeedback", "Topology", "model"]
 __all__ += _errors.__all__

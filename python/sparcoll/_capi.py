@@ -33,6 +33,8 @@ TRANSPORTS = _table(_sparcoll.Transport)
 SPARSE_ALGOS = _table(_sparcoll.SparseAlgo)
 DSOP_ALGOS = _table(_sparcoll.DsopAlgo)
 NBR_ALGOS = _table(_sparcoll.NbrAlgo)
+#: scCollective_t by the tuning file's names ("allreduce", ..., "dsop").
+COLLECTIVES = _table(_sparcoll.Collective)
 TOPK_METHODS = _table(_sparcoll.TopkMethod)
 TOPK_OUTPUTS = _table(_sparcoll.TopkOutput)
 #: DLPack device types and dtype codes sparcoll reads (dlpack.h's values).

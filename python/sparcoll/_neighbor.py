@@ -73,6 +73,14 @@ class Topology:
         """The algorithm "auto" picks for blocks of nbytes bytes (no communication)."""
         return name_of(NBR_ALGOS, self._handle().algo_for(nonneg_int(nbytes, "nbytes")))
 
+    def estimate(self, nbytes: int, algo: str = "auto") -> Tuple[float, str]:
+        """The cost model's prediction for a neighbour allgather of blocks of nbytes
+        bytes (no communication): (seconds of ``algo``, or of auto's pick for
+        "auto"; the algorithm "auto" would run). native is priced as naive."""
+        code = lookup(NBR_ALGOS, algo, "neighbourhood algorithm")
+        seconds, pick = self._handle().estimate(nonneg_int(nbytes, "nbytes"), code)
+        return seconds, name_of(NBR_ALGOS, pick)
+
     def friend_group(self) -> dict:
         """This rank's group in the combining pattern: {"k", "theta", "members"}
         (members in the group's order; this rank alone when it is in none)."""

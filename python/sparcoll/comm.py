@@ -8,12 +8,15 @@ from __future__ import annotations
 import atexit
 import threading
 import weakref
-from typing import List, Optional, Sequence
+import os
+from typing import List, Optional, Sequence, Tuple
 
 from . import _bootstrap, _sparcoll
+from . import model as _model
 from ._arrays import ArrayRef, as_ref, empty_like_kind, resolve_stream, stream_handle
 from ._bootstrap import get_unique_id  # noqa: F401 - sparcoll.comm is public: its names stay
-from ._capi import ALGOS, DTYPE_NAMES, OPS, TRANSPORTS, feature_summary, lookup, name_of, require_nccl, subset
+from ._capi import (ALGOS, DTYPE_NAMES, OPS, TRANSPORTS, feature_summary, lookup, name_of, nonneg_int, require_nccl,
+                    subset)
 from ._dsop import DsopMixin
 from ._neighbor import NeighborMixin
 from ._sparse import SparseMixin
@@ -62,14 +65,18 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
     # ---------------------------------------------------------------- creation
     @classmethod
     def from_mpi(cls, mpi_comm=None, transport: str = "mpi", *, device: int = -1,
-                 timeout: Optional[float] = None, algo: str = "auto", pipeline_bytes: int = 0) -> "Communicator":
+                 timeout: Optional[float] = None, algo: str = "auto", pipeline_bytes: int = 0,
+                 tuning_file: Optional[str] = None) -> "Communicator":
         """One communicator per MPI rank over an mpi4py communicator (None: MPI.COMM_WORLD).
 
         transport "mpi" works on host arrays; "nccl" bootstraps an NCCL
         communicator over MPI and works on CUDA arrays on ``device`` (-1: the
         node-local rank). Collective over ``mpi_comm``. ``timeout`` (seconds)
         bounds every blocking wait (default: env SPARCOLL_TIMEOUT or 300);
-        ``algo`` is what "auto" resolves to ("auto" = cost model).
+        ``algo`` is what "auto" resolves to ("auto" = the tuning file's rules,
+        then the cost model). ``tuning_file``: a tuning file (README, "Cost
+        model"; None: env SPARCOLL_TUNING_FILE), read once here; a bad one raises
+        InvalidArgumentError naming the file and the key.
         """
         code = lookup(_BOOTSTRAP_TRANSPORTS, transport, "transport for from_mpi")
         need = "nccl" if transport == "nccl" else "mpi"
@@ -86,13 +93,13 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         if comm == MPI.COMM_NULL:
             raise InvalidArgumentError("mpi_comm is MPI.COMM_NULL")
         h = _sparcoll.init_mpi(MPI._addressof(comm), code, int(device), _timeout(timeout),
-                               lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes))
+                               lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes), _tuning(tuning_file))
         return cls(h, transport)
 
     @classmethod
     def from_unique_id(cls, nranks: int, unique_id: bytes, rank: int, *, device: int = -1,
                        timeout: Optional[float] = None, algo: str = "auto",
-                       pipeline_bytes: int = 0) -> "Communicator":
+                       pipeline_bytes: int = 0, tuning_file: Optional[str] = None) -> "Communicator":
         """Rank ``rank`` of ``nranks`` on the nccl transport (CUDA arrays), NCCL-style, without MPI.
 
         One process calls :func:`get_unique_id` and hands the bytes to every
@@ -109,7 +116,7 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         if not isinstance(unique_id, (bytes, bytearray, memoryview)):
             raise TypeError(f"unique_id must be the bytes of get_unique_id(), got {type(unique_id).__name__}")
         h = _sparcoll.init_rank(nranks, bytes(unique_id), rank, device, _timeout(timeout),
-                                lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes))
+                                lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes), _tuning(tuning_file))
         return cls(h, "nccl")
 
     @classmethod
@@ -174,6 +181,22 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
     def algo_for(self, nbytes: int) -> str:
         """The dense allreduce algorithm "auto" picks for a message of nbytes bytes."""
         return name_of(ALGOS, self._h.algo_for(int(nbytes)))
+
+    def estimate(self, collective: str, count: int, dtype: str = "float32", algo: str = "auto",
+                 density: Optional[float] = None) -> Tuple[float, str]:
+        """The cost model's prediction for one call on this communicator, without
+        running it (local, no communication): (seconds of ``algo`` — of auto's
+        pick for "auto" —, the algorithm "auto" would run here).
+
+        collective: "allreduce" (count), "reduce_scatter" (recvcount),
+        "allgather" (sendcount), "sparse_allreduce" (count = the dimension,
+        dtype = the value type, density = each rank's non-zeros / count in
+        (0, 1]), "dsop" (n = m = count, dtype = the input type). Native
+        algorithms are priced as ring. See sparcoll.model for the same
+        prediction at other sizes.
+        """
+        coll, code, dt, d = _model._codes(collective, algo, dtype, density)
+        return _model._result(collective, *self._h.estimate(coll, code, nonneg_int(count, "count"), dt, d))
 
     def close(self) -> None:
         """Destroys the communicator (also done at garbage collection and at exit), and
@@ -286,13 +309,14 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
 
 
 def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Optional[float] = None,
-                algo: str = "auto", pipeline_bytes: int = 0) -> List[Communicator]:
+                algo: str = "auto", pipeline_bytes: int = 0, tuning_file: Optional[str] = None) -> List[Communicator]:
     """n communicators of one process, rank i = element i, for n threads.
 
     devices None: host memory (numpy / CPU tensors). Otherwise devices[i] is
     rank i's CUDA device (ranks may share a device). Each communicator must be
     driven by its own thread, concurrently (collectives block until every rank
     takes part); e.g. with concurrent.futures.ThreadPoolExecutor(n).
+    Other arguments as for :meth:`Communicator.from_mpi`.
     """
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"n must be an int, got {type(n).__name__}")
@@ -300,7 +324,8 @@ def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Opt
     if devs is not None and not _sparcoll.features["cuda"]:
         raise InvalidUsageError("local_group(devices=...) needs a CUDA build of sparcoll "
                                 f"(built with: {feature_summary()})")
-    hs = _sparcoll.init_local(n, devs, _timeout(timeout), lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes))
+    hs = _sparcoll.init_local(n, devs, _timeout(timeout), lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes),
+                              _tuning(tuning_file))
     return [Communicator(h, "local") for h in hs]
 
 
@@ -311,6 +336,10 @@ def _timeout(t: Optional[float]) -> float:
     if not t > 0:
         raise InvalidArgumentError(f"timeout must be > 0 seconds, got {t}")
     return t
+
+
+def _tuning(path) -> Optional[str]:
+    return None if path is None else os.fspath(path)
 
 
 def _prod(shape) -> int:

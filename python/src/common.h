@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "sparcoll/sparcoll.h"
@@ -64,6 +65,11 @@ class Comm : public Owned<scComm_t, scCommDestroy> {
   explicit Comm(scComm_t c) : Owned("communicator", c) {}
 };
 
+// An scConfig_t from the Python layer's arguments; cfg.tuningFile points into
+// tuningFile, which must outlive the call the config is passed to.
+scConfig_t makeConfig(int transport, int device, double timeout, int algo, size_t pipelineBytes,
+                      const std::optional<std::string>& tuningFile);
+
 // Raw addresses travel between Python and C++ as integers.
 template <typename T = void>
 inline T* ptr(std::uintptr_t p) { return reinterpret_cast<T*>(p); }
@@ -77,5 +83,6 @@ void bindSparse(py::module_& m);
 void bindTopk(py::module_& m);
 void bindDsop(py::module_& m);
 void bindNeighbor(py::module_& m);
+void bindModel(py::module_& m);
 
 }  // namespace scpy

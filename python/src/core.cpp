@@ -13,20 +13,28 @@
 namespace scpy {
 namespace {
 
-scConfig_t makeConfig(int transport, int device, double timeout, int algo, size_t pipelineBytes) {
+}  // namespace
+
+// tuningFile: the caller keeps the string alive until the creation returns
+// (the file is read once, there).
+scConfig_t makeConfig(int transport, int device, double timeout, int algo, size_t pipelineBytes,
+                      const std::optional<std::string>& tuningFile) {
   scConfig_t cfg = SC_CONFIG_INITIALIZER;
   cfg.transport = scTransport_t(transport);
   cfg.device = device;
   cfg.timeoutSeconds = timeout;
   cfg.algo = scAlgo_t(algo);
   cfg.pipelineBytes = pipelineBytes;
+  cfg.tuningFile = tuningFile ? tuningFile->c_str() : nullptr;
   return cfg;
 }
 
+namespace {
+
 // mpiCommAddr: address of an MPI_Comm handle (mpi4py: MPI._addressof(comm)), 0 = MPI_COMM_WORLD.
 Comm* initMpi(std::uintptr_t mpiCommAddr, int transport, int device, double timeout, int algo,
-              size_t pipelineBytes) {
-  scConfig_t cfg = makeConfig(transport, device, timeout, algo, pipelineBytes);
+              size_t pipelineBytes, std::optional<std::string> tuningFile) {
+  scConfig_t cfg = makeConfig(transport, device, timeout, algo, pipelineBytes, tuningFile);
   scComm_t c = nullptr;
   scResult_t r;
   {
@@ -46,14 +54,14 @@ py::bytes uniqueId() {
 }
 
 Comm* initRank(int nranks, const py::bytes& id, int rank, int device, double timeout, int algo,
-               size_t pipelineBytes) {
+               size_t pipelineBytes, std::optional<std::string> tuningFile) {
   const std::string raw = id;
   if (raw.size() != sizeof(scUniqueId))
     throw Failure{scInvalidArgument, "unique id must be " + std::to_string(sizeof(scUniqueId)) +
                                          " bytes (from get_unique_id), got " + std::to_string(raw.size())};
   scUniqueId uid;
   std::memcpy(uid.internal, raw.data(), sizeof uid.internal);
-  scConfig_t cfg = makeConfig(scTransportNccl, device, timeout, algo, pipelineBytes);
+  scConfig_t cfg = makeConfig(scTransportNccl, device, timeout, algo, pipelineBytes, tuningFile);
   scComm_t c = nullptr;
   scResult_t r;
   {
@@ -65,12 +73,12 @@ Comm* initRank(int nranks, const py::bytes& id, int rank, int device, double tim
 }
 
 std::vector<Comm*> initLocal(int n, std::optional<std::vector<int>> devices, double timeout, int algo,
-                             size_t pipelineBytes) {
+                             size_t pipelineBytes, std::optional<std::string> tuningFile) {
   if (n < 1) throw Failure{scInvalidArgument, "local_group: n must be >= 1, got " + std::to_string(n)};
   if (devices && int(devices->size()) != n)
     throw Failure{scInvalidArgument, "local_group: devices has " + std::to_string(devices->size()) +
                                          " entries for n = " + std::to_string(n)};
-  scConfig_t cfg = makeConfig(scTransportLocal, -1, timeout, algo, pipelineBytes);
+  scConfig_t cfg = makeConfig(scTransportLocal, -1, timeout, algo, pipelineBytes, tuningFile);
   std::vector<scComm_t> raw(size_t(n), nullptr);
   check(scCommInitLocal(raw.data(), n, devices ? devices->data() : nullptr, &cfg), nullptr);
   std::vector<Comm*> out;
@@ -124,15 +132,24 @@ void bindCore(py::module_& m) {
         scAlgo_t a = scAlgoAuto;
         check(scAllReduceAlgoFor(c.get(), bytes, &a), c.get());
         return int(a);
-      });
+      })
+      .def("estimate", [](Comm& c, int coll, int algo, size_t count, int dt, double density) {
+        double s = 0;
+        int pick = 0;
+        check(scEstimateTime(c.get(), scCollective_t(coll), algo, count, scDataType_t(dt), density, &s, &pick),
+              c.get());
+        return py::make_tuple(s, pick);
+      }, py::arg("collective"), py::arg("algo"), py::arg("count"), py::arg("dtype"), py::arg("density"));
 
   m.def("init_mpi", &initMpi, py::return_value_policy::take_ownership, py::arg("mpi_comm_addr"),
-        py::arg("transport"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"));
+        py::arg("transport"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"),
+        py::arg("tuning_file") = py::none());
   m.def("get_unique_id", &uniqueId);
   m.def("init_rank", &initRank, py::return_value_policy::take_ownership, py::arg("nranks"), py::arg("unique_id"),
-        py::arg("rank"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"));
+        py::arg("rank"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"),
+        py::arg("tuning_file") = py::none());
   m.def("init_local", &initLocal, py::return_value_policy::take_ownership, py::arg("n"), py::arg("devices"),
-        py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"));
+        py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"), py::arg("tuning_file") = py::none());
 
   m.def("allreduce", [](Comm& c, std::uintptr_t send, std::uintptr_t recv, size_t count, int dt, int op, int algo,
                         std::uintptr_t stream) {

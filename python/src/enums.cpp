@@ -150,6 +150,19 @@ const char* pyName(scNbrAlgo_t v) {
   return nullptr;
 }
 
+// The collectives the cost model prices, by the tuning file's names.
+const char* pyName(scCollective_t v) {
+  switch (v) {
+    case scCollAllReduce: return "allreduce";
+    case scCollReduceScatter: return "reduce_scatter";
+    case scCollAllGather: return "allgather";
+    case scCollSparseAllReduce: return "sparse_allreduce";
+    case scCollDsop: return "dsop";
+    case scNumCollectives: break;
+  }
+  return nullptr;
+}
+
 const char* pyName(scTopkMethod_t v) {
   switch (v) {
     case scTopkApprox: return "approx";
@@ -193,6 +206,7 @@ void bindEnums(py::module_& m) {
   exportEnum<scSparseAlgo_t>(m, "SparseAlgo", "scSparseAlgo_t");
   exportEnum<scDsopAlgo_t>(m, "DsopAlgo", "scDsopAlgo_t");
   exportEnum<scNbrAlgo_t>(m, "NbrAlgo", "scNbrAlgo_t (neighbourhood collectives)");
+  exportEnum<scCollective_t>(m, "Collective", "scCollective_t (what the cost model prices), by tuning-file name");
   exportEnum<scTopkMethod_t>(m, "TopkMethod", "scTopkMethod_t");
   exportEnum<scTopkOutput_t>(m, "TopkOutput", "scTopkOutput_t");
   m.attr("SPARSE_SORT_INPUT") = unsigned(scSparseSortInput);

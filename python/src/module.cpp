@@ -62,4 +62,5 @@ PYBIND11_MODULE(_sparcoll, m) {
   bindTopk(m);
   bindDsop(m);
   bindNeighbor(m);
+  bindModel(m);
 }

@@ -64,7 +64,13 @@ void bindNeighbor(py::module_& m) {
         scNbrAlgo_t a = scNbrAuto;
         check(scNeighborAlgoFor(t.get(), bytes, &a), t.comm());
         return int(a);
-      });
+      })
+      .def("estimate", [](Topology& t, size_t bytes, int algo) {
+        double s = 0;
+        scNbrAlgo_t pick = scNbrAuto;
+        check(scTopologyEstimateTime(t.get(), bytes, scNbrAlgo_t(algo), &s, &pick), t.comm());
+        return py::make_tuple(s, int(pick));
+      }, py::arg("bytes"), py::arg("algo"));
 
   m.def("neighbor_allgather", [](Topology& t, std::uintptr_t send, size_t sendcount, std::uintptr_t recv, int dt,
                                  int algo, std::uintptr_t stream) {

@@ -1,4 +1,7 @@
 // The C++ RAII layer (sparcoll.hpp): ownership, typed calls, exceptions.
+#include <cstdio>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -50,6 +53,38 @@ TEST(CxxApi, ErrorsBecomeExceptionsWithCodeAndMessage) {
   }
   EXPECT_THROW(sparcoll::Comm::local(0), sparcoll::Error);
   EXPECT_THROW(sparcoll::Comm::local(2, {0}), sparcoll::Error);
+}
+
+// The cost model: a Config keeps its tuning file's path (a copy outlives the
+// caller's string), a communicator's estimate is the CostModel's of its size.
+TEST(CxxApi, CostModelAndEstimates) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "local-only test";
+  const std::string path = testing::TempDir() + "sparcoll-cxx-tuning.json";
+  std::ofstream(path) << R"({"format": "sparcoll-tuning", "version": 1, "models":
+    [{"transport": "local", "alpha": 1e-5, "beta": 1e-9, "gamma": 1e-10}],
+    "rules": [{"collective": "allreduce", "bytes": [0, 64], "algorithm": "ring"}]})";
+  sparcoll::Config cfg;
+  {
+    std::string temp = path;
+    cfg.transport(scTransportLocal).timeout(30).tuningFile(temp);
+  }
+  const sparcoll::Config copy = cfg;
+  auto comms = sparcoll::Comm::local(2, {}, copy);
+  const sparcoll::Estimate e = comms[0].estimateTime(scCollAllReduce, 4, scFloat32);
+  EXPECT_EQ(e.autoAlgo, scAlgoRing);  // the rule
+  // ring, P = 2, n = 16 bytes: 2 alpha + n beta + n/2 gamma
+  EXPECT_NEAR(e.seconds, 2e-5 + 16e-9 + 8e-10, 1e-15);
+  const sparcoll::CostModel m(2, 1, false, copy);
+  const sparcoll::Estimate f = m.estimateTime(scCollAllReduce, 4, scFloat32);
+  EXPECT_EQ(f.seconds, e.seconds);
+  EXPECT_EQ(f.autoAlgo, e.autoAlgo);
+  try {
+    m.estimateTime(scCollSparseAllReduce, 10, scFloat32);  // density missing
+    ADD_FAILURE() << "no exception";
+  } catch (const sparcoll::Error& err) {
+    EXPECT_EQ(err.code(), scInvalidArgument);
+  }
+  std::remove(path.c_str());
 }
 
 TEST(CxxApi, MoveTransfersOwnership) {

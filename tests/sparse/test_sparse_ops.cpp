@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops_suite.h"
+#include "core/comm.h"
 #include "sparse/model.h"
 #include "sparse_check.h"
 
@@ -98,7 +99,7 @@ TEST(SparseModel, ExpectedUnionAndAutoNeverSlowerThanDense) {
     sctest::run(P, [&](scComm_t comm, int rank) {
       if (rank != 0) return;
       sc::sp::ModelInput in;
-      in.comm = comm;
+      in.model = &comm->model;
       in.N = 1 << 20;
       in.rule = SwitchRule{4, 4, 0};
       // f(k, N, P) = N (1 - (1 - k/N)^P)

@@ -274,3 +274,35 @@ TEST(TopkGpu, RejectsMixedMemoryKinds) {
   scTopkStateDestroy(st);
 #endif
 }
+
+TEST(TopkGpu, ScratchStaysInThePoolAcrossSyncs) {
+  // The exact kernel's scratch comes from the default pool; after a call and a
+  // synchronisation the pool still holds it (release threshold raised), so the
+  // next call allocates nothing new from the driver.
+  SC_REQUIRE_GPU();
+#ifdef SPARCOLL_HAVE_CUDA
+  const size_t n = 1 << 20, k = n / 100;
+  const Buf v(randomVector(n, 5), scFloat32);
+  Dev dv(v.data(), v.bytes.size(), nullptr), di(k * 4), dval(k * 4);
+  scTopkConfig_t cfg = config(scTopkExact, k);
+  ASSERT_EQ(scTopkSelect(dv.p, n, scFloat32, &cfg, di.p, dval.p, k, nullptr, nullptr), scSuccess)
+      << scGetLastError(nullptr);
+  CUDA_OK(cudaDeviceSynchronize());
+  int dev = 0;
+  cudaMemPool_t pool;
+  CUDA_OK(cudaGetDevice(&dev));
+  CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, dev));
+  uint64_t threshold = 0, reserved = 0;
+  CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  EXPECT_GE(threshold, n * 4) << "the exact kernel's scratch holds at least the n keys";
+  EXPECT_GE(reserved, n * 4) << "the pool gave its memory back at the sync";
+  uint64_t high = 0;
+  CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &high));
+  ASSERT_EQ(scTopkSelect(dv.p, n, scFloat32, &cfg, di.p, dval.p, k, nullptr, nullptr), scSuccess);
+  CUDA_OK(cudaDeviceSynchronize());
+  uint64_t high2 = 0;
+  CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &high2));
+  EXPECT_EQ(high2, high) << "the second call needed more memory from the driver";
+#endif
+}

@@ -68,8 +68,11 @@ extern "C" {
  *                   every a_i plus every b_i (grouped send/recv rounds),
  *                   computes its row block, ring allgather of the blocks.
  *                                          (P-1)/P n + (P-1) m + (P-1)/P nm
- *  auto             alpha-beta-gamma model of the communicator (scConfig_t /
- *                   SPARCOLL_ALPHA, _BETA, _GAMMA); see scDsopAlgoFor. */
+ *  auto             a tuning file's dsop rule when one matches (bytes = n m times
+ *                   the output element size), else the communicator's
+ *                   alpha-beta-gamma model (README "Cost model"); see
+ *                   scDsopAlgoFor. scDsopSparse's auto (allgather or
+ *                   g_rabenseifner on the compressed matrix) is the model's. */
 typedef enum SC_ENUM_BASE {
   scDsopAuto = 0,
   scDsopAllGather = 1,

@@ -29,8 +29,10 @@
  *  native        MPI_Neighbor_allgather(v) on a dist-graph communicator with
  *                the same edges (mpi); grouped send/recv (nccl, local).
  *                Not counted in scStats_t, like every native call.
- *  auto          the alpha-beta model over each algorithm's rounds, messages
- *                and intra-/inter-node bytes (figures agreed at creation).
+ *  auto          a tuning file's neighbor_allgather rule when one matches,
+ *                else the alpha-beta model over each algorithm's rounds,
+ *                messages and intra-/inter-node bytes (figures agreed at
+ *                creation; README "Cost model").
  *
  * Buffers follow sparcoll.h (host or device memory as the communicator's
  * transport expects; device calls are stream-ordered on `stream`). `recv`
@@ -101,6 +103,14 @@ scResult_t scNeighborAllGatherV(const void* send, size_t sendcount, void* recv, 
 
 /* The algorithm scNbrAuto picks for blocks of `bytes` bytes. */
 scResult_t scNeighborAlgoFor(scTopology_t topo, size_t bytes, scNbrAlgo_t* algo);
+
+/* The cost model's prediction for a neighbour allgather of blocks of `bytes`
+ * bytes on this topology, without running it. Local. algo: scNbrAuto prices
+ * auto's pick; native is priced as naive (the same messages). seconds: the
+ * prediction, the same on every rank; autoAlgo (may be NULL): what
+ * scNbrAuto would run, as scNeighborAlgoFor. */
+scResult_t scTopologyEstimateTime(scTopology_t topo, size_t bytes, scNbrAlgo_t algo, double* seconds,
+                                  scNbrAlgo_t* autoAlgo);
 
 /* This rank's friend group in the combining pattern, for tools and tests: the
  * k and theta in use, the group's size (1: no group) and, when members is not

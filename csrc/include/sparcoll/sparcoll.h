@@ -97,7 +97,9 @@ typedef enum SC_ENUM_BASE { scSum = 0, scProd = 1, scMax = 2, scMin = 3, scAvg =
  *  recdbl       recursive doubling on the whole vector: log2 P' steps; for
  *               small messages.
  *  native       MPI_Allreduce / ncclAllReduce (the baseline).
- *  auto         alpha-beta cost model (see README); env SPARCOLL_ALGO forces one.
+ *  auto         scConfig_t.algo / env SPARCOLL_ALGO when set, else the tuning
+ *               file's rules, else the alpha-beta-gamma cost model (README,
+ *               "Cost model"; scEstimateTime).
  * For scReduceScatter: ring, rabenseifner (recursive halving), native, auto.
  * For scAllGather: ring, recdbl (recursive doubling), native, auto. */
 typedef enum SC_ENUM_BASE {
@@ -108,7 +110,8 @@ typedef enum SC_ENUM_BASE {
 typedef enum SC_ENUM_BASE { scTransportMpi = 0, scTransportNccl = 1, scTransportLocal = 2 } scTransport_t;
 
 typedef struct {
-  size_t size;               /* sizeof(scConfig_t): lets the struct grow compatibly */
+  size_t size;               /* sizeof(scConfig_t): lets the struct grow compatibly (the size
+                                before tuningFile is accepted; tuningFile is then not read) */
   scTransport_t transport;   /* for scCommInitMpi: mpi (host buffers) or nccl (device buffers);
                                 ignored by scCommInitLocal and scCommInitRank */
   int device;                /* nccl: CUDA device, -1 = the node-local rank's (scCommInitMpi)
@@ -116,9 +119,13 @@ typedef struct {
   double timeoutSeconds;     /* <= 0: env SPARCOLL_TIMEOUT, else 300 */
   scAlgo_t algo;             /* what scAlgoAuto resolves to; scAlgoAuto = cost model */
   size_t pipelineBytes;      /* ring slice size in bytes; 0 = default (1 MiB host, 4 MiB device) */
+  const char* tuningFile;    /* a tuning file (README, "Cost model"), read once at creation;
+                                NULL or "" = env SPARCOLL_TUNING_FILE, else built-in defaults.
+                                A bad file fails the creation (scInvalidArgument naming the
+                                file and the key). Every rank must read the same file. */
 } scConfig_t;
 
-#define SC_CONFIG_INITIALIZER { sizeof(scConfig_t), scTransportMpi, -1, 0.0, scAlgoAuto, 0 }
+#define SC_CONFIG_INITIALIZER { sizeof(scConfig_t), scTransportMpi, -1, 0.0, scAlgoAuto, 0, NULL }
 
 typedef struct {
   uint64_t bytesSent, bytesRecv, msgsSent, msgsRecv;
@@ -188,8 +195,57 @@ scResult_t scCommDevice(scComm_t comm, int* device);
  * this rank sent/received). Native calls are not counted: the library hides them. */
 scResult_t scCommGetStats(scComm_t comm, scStats_t* stats);
 scResult_t scCommResetStats(scComm_t comm);
-/* The algorithm scAlgoAuto would choose for an allreduce of `bytes` bytes. */
+/* The algorithm scAlgoAuto would choose for an allreduce of `bytes` bytes
+ * (scEstimateTime gives its predicted time too). */
 scResult_t scAllReduceAlgoFor(scComm_t comm, size_t bytes, scAlgo_t* algo);
+
+/* The collectives the cost model prices (scEstimateTime). */
+typedef enum SC_ENUM_BASE {
+  scCollAllReduce = 0, scCollReduceScatter = 1, scCollAllGather = 2, scCollSparseAllReduce = 3,
+  scCollDsop = 4, scNumCollectives = 5
+} scCollective_t;
+
+/* The cost model's prediction for one call on this communicator, without
+ * running it (like ncclGroupSimulateEnd). Local: no communication.
+ *  coll     which collective; count and dt mean what they mean in its call:
+ *           allreduce count, reduce-scatter recvcount, allgather sendcount;
+ *           sparse allreduce: count = the dimension N, dt = the value type,
+ *           density = each rank's non-zeros / N in (0, 1] (every rank the
+ *           same, indices uniform, a dense output, the smallest index type
+ *           that addresses N, default scSparseOptions_t); DSOP: a square
+ *           problem, n = m = count, dt = the input type. density is ignored
+ *           but for the sparse allreduce.
+ *  algo     the collective's own algorithm enum value (scAlgo_t,
+ *           scSparseAlgo_t, scDsopAlgo_t); 0 = auto. An algorithm the
+ *           collective does not offer is scInvalidArgument, as in the call.
+ *  seconds  predicted time of `algo` (of auto's pick when algo is 0).
+ *  autoAlgo what auto would run: for the dense collectives scConfig_t.algo /
+ *           SPARCOLL_ALGO first, then a rule of the tuning file when one
+ *           matches, else the model's fastest. May be NULL.
+ * The model's parameters come from the environment, the tuning file and the
+ * built-in defaults, at the inter-node level when the communicator's ranks
+ * span more than one machine (counted at creation on MPI-bootstrapped
+ * communicators; 1 otherwise; env SPARCOLL_MACHINES overrides), else intra-node
+ * (README, "Cost model"). Native algorithms, which the model cannot see
+ * inside, are priced as ring. */
+scResult_t scEstimateTime(scComm_t comm, scCollective_t coll, int algo, size_t count, scDataType_t dt,
+                          double density, double* seconds, int* autoAlgo);
+
+/* The cost model without a communicator, for tools that predict scales they do
+ * not have at hand: the model a communicator of nranks ranks spanning
+ * `machines` machines (1 <= machines <= nranks) would hold if it were created
+ * here with cfg — cfg->transport (local included), cfg->algo,
+ * cfg->tuningFile and the environment, read now as at a communicator's
+ * creation (SPARCOLL_MACHINES aside: machines is given). cfg may be NULL (mpi,
+ * defaults). isDevice: 1 for device memory (nccl needs 1, mpi 0). A bad tuning
+ * file fails here with the message a communicator's creation would give.
+ * Estimates take scEstimateTime's arguments and give its results. Failures
+ * are reported per thread (scGetLastError(NULL)). Destroy accepts NULL. */
+typedef struct scCostModel* scCostModel_t;
+scResult_t scCostModelCreate(scCostModel_t* model, const scConfig_t* cfg, int nranks, int machines, int isDevice);
+scResult_t scCostModelEstimateTime(scCostModel_t model, scCollective_t coll, int algo, size_t count,
+                                   scDataType_t dt, double density, double* seconds, int* autoAlgo);
+scResult_t scCostModelDestroy(scCostModel_t model);
 
 /* recvbuf[i] = op over ranks of sendbuf[i], i < count. In place when sendbuf == recvbuf. */
 scResult_t scAllReduce(const void* sendbuf, void* recvbuf, size_t count, scDataType_t dtype,

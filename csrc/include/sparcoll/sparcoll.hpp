@@ -4,6 +4,7 @@
 //   comm.allReduce(x.data(), y.data(), x.size());         // dtype deduced, sum, auto
 //   auto group = sparcoll::Comm::local(4);                // 4 ranks as threads
 //   sparcoll::Comm::fromUniqueId(n, id, rank);            // nccl, id from Comm::uniqueId()
+//   comm.estimateTime(scCollAllReduce, n, scFloat32);     // the cost model's prediction
 //
 // Failures throw sparcoll::Error carrying the scResult_t and the detailed
 // message of scGetLastError(). Buffers follow the C API's rules.
@@ -55,10 +56,24 @@ class Config {
   Config& timeout(double seconds) { c_.timeoutSeconds = seconds; return *this; }
   Config& algorithm(scAlgo_t a) { c_.algo = a; return *this; }
   Config& pipelineBytes(size_t b) { c_.pipelineBytes = b; return *this; }
-  const scConfig_t* get() const { return &c_; }
+  // A tuning file (README "Cost model"); "" = env SPARCOLL_TUNING_FILE. Kept here, so a
+  // Config may be copied and outlive the caller's string.
+  Config& tuningFile(std::string path) { tuning_ = std::move(path); return *this; }
+  const scConfig_t* get() const {
+    c_.tuningFile = tuning_.empty() ? nullptr : tuning_.c_str();
+    return &c_;
+  }
 
  private:
-  scConfig_t c_;
+  mutable scConfig_t c_;
+  std::string tuning_;
+};
+
+// A cost-model prediction (scEstimateTime): seconds of the algorithm asked
+// for, and what auto would run (a value of the collective's algorithm enum).
+struct Estimate {
+  double seconds = 0;
+  int autoAlgo = 0;
 };
 
 // Owns one scComm_t. Movable, not copyable.
@@ -112,6 +127,13 @@ class Comm {
   scStats_t stats() const { scStats_t s{}; check(scCommGetStats(c_, &s), c_); return s; }
   void resetStats() { check(scCommResetStats(c_), c_); }
   void barrier(void* stream = nullptr) { check(scBarrier(c_, stream), c_); }
+  // The cost model's prediction for one call (scEstimateTime: count, dt and density as there).
+  Estimate estimateTime(scCollective_t coll, size_t count, scDataType_t dt, int algo = 0,
+                        double density = 0) const {
+    Estimate e;
+    check(scEstimateTime(c_, coll, algo, count, dt, density, &e.seconds, &e.autoAlgo), c_);
+    return e;
+  }
 
   void allReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op = scSum,
                  scAlgo_t algo = scAlgoAuto, void* stream = nullptr) {
@@ -146,6 +168,33 @@ class Comm {
     c_ = nullptr;
   }
   scComm_t c_ = nullptr;
+};
+
+// The cost model of a hypothetical communicator: nranks ranks on `machines`
+// machines, made with cfg here (scCostModelCreate). Movable, not copyable.
+class CostModel {
+ public:
+  explicit CostModel(int nranks, int machines = 1, bool device = false, const Config& cfg = Config()) {
+    check(scCostModelCreate(&m_, cfg.get(), nranks, machines, device ? 1 : 0));
+  }
+  CostModel(CostModel&& o) noexcept : m_(std::exchange(o.m_, nullptr)) {}
+  CostModel& operator=(CostModel&& o) noexcept {
+    if (this != &o) { scCostModelDestroy(m_); m_ = std::exchange(o.m_, nullptr); }
+    return *this;
+  }
+  CostModel(const CostModel&) = delete;
+  CostModel& operator=(const CostModel&) = delete;
+  ~CostModel() { scCostModelDestroy(m_); }
+
+  Estimate estimateTime(scCollective_t coll, size_t count, scDataType_t dt, int algo = 0,
+                        double density = 0) const {
+    Estimate e;
+    check(scCostModelEstimateTime(m_, coll, algo, count, dt, density, &e.seconds, &e.autoAlgo));
+    return e;
+  }
+
+ private:
+  scCostModel_t m_ = nullptr;
 };
 
 }  // namespace sparcoll

@@ -62,10 +62,13 @@ extern "C" {
  *                        on sparse streams (groups of G ranks), then densify early, dense
  *                        halving across the groups, dense recursive-doubling allgather.
  *  scSparseDense         densify, then the dense allreduce (scAllReduce's scAlgoAuto).
- *  scSparseAuto          the cost model: expected union size under a uniform model,
+ *  scSparseAuto          a tuning file's sparse_allreduce rule when one matches (bytes =
+ *                        dim x value size, density = the mean k_i / dim), else the cost
+ *                        model: expected union size under a uniform model,
  *                        f(k, N, P) = N (1 - prod_i (1 - k_i/N)) with the measured k_i of
  *                        the header round, and the communicator's alpha-beta-gamma model.
- *                        Never picks a sparse algorithm when dense is predicted faster. */
+ *                        The model never picks a sparse algorithm when dense is predicted
+ *                        faster. */
 typedef enum SC_ENUM_BASE {
   scSparseAuto = 0,
   scSsarRecDbl = 1,

@@ -4,6 +4,7 @@
 
 #include "core/cuda_util.h"
 #include "core/error.h"
+#include "core/memkind.h"
 #include "topk/device.h"
 #include "topk_launch.cuh"
 
@@ -12,8 +13,10 @@ namespace topk {
 namespace {
 
 int ownerDevice(const void* p) {
+  // pointerKind first: it answers host without creating a CUDA context when
+  // the process has none (top-k on host arrays in a CUDA build).
   cudaPointerAttributes attr{};
-  if (p == nullptr || cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+  if (p == nullptr || pointerKind(p) == PtrKind::Host || cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     (void)cudaGetLastError();  // no driver, or plain unregistered host memory
     return -1;
   }

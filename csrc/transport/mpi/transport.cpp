@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/memkind.h"
+#include "model/mpi/machines.h"
 #include "transport/factory.h"
 #include "transport/mpi/util.h"
 
@@ -180,14 +181,15 @@ MPI_Comm mpiCommFrom(const void* mpiComm) {
   return mpiComm ? *static_cast<const MPI_Comm*>(mpiComm) : MPI_COMM_WORLD;
 }
 
-std::unique_ptr<Transport> makeMpiTransport(const void* mpiComm) {
-  return std::make_unique<MpiTransport>(mpiCommFrom(mpiComm));
-}
-
 namespace {
 
+// The machines are counted here, while the MPI communicator is at hand, for
+// the cost model's level (SPARCOLL_MACHINES, when set, spares the count).
 std::unique_ptr<scComm> createMpiComm(const void* mpiComm, const Config& cfg) {
-  return std::make_unique<scComm>(makeMpiTransport(mpiComm), makeCpuBackend(), cfg);
+  auto t = std::make_unique<MpiTransport>(mpiCommFrom(mpiComm));
+  Config c = cfg;
+  if (c.machinesEnv == 0) c.machines = mpiMachines(t->comm(), Deadline::in(cfg.timeout));
+  return std::make_unique<scComm>(std::move(t), makeCpuBackend(), std::move(c));
 }
 
 }  // namespace

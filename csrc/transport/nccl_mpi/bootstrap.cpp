@@ -12,6 +12,7 @@
 
 #include <memory>
 
+#include "model/mpi/machines.h"
 #include "transport/factory.h"
 #include "transport/mpi/util.h"
 #include "transport/nccl/init.h"
@@ -95,10 +96,13 @@ std::unique_ptr<scComm> commOverMpi(const void* mpiComm, const Config& cfg) {
     boot.release();
     throw;
   }
+  // The machines, for the cost model's level (SPARCOLL_MACHINES overrides them).
+  Config c = cfg;
+  if (c.machinesEnv == 0) c.machines = mpiMachines(comm, dl);
   MPI_Comm_free(&comm);
 
   // 3. The same init as scCommInitRank, under the same deadline.
-  return ncclCommFromId(boot->id, size, rank, device, cfg, dl);
+  return ncclCommFromId(boot->id, size, rank, device, c, dl);
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+// The one cost model behind every auto (dense, sparse, DSOP, neighbourhood):
+// alpha-beta-gamma parameters per level (intra-node, inter-node) and the rules
+// of a tuning file, held as a Model that needs no communicator. A communicator
+// keeps one (scComm::model, built at creation); tools build one for any P
+// (scCostModelCreate) to predict scales they do not have at hand, with the
+// same formulas and the same choices a communicator of that size would make.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+
+#include "sparcoll/sparcoll.h"
+
+namespace sc::model {
+
+// Seconds per message (alpha), per byte on the wire (beta), per byte reduced
+// locally (gamma).
+struct Params {
+  double alpha = 0, beta = 0, gamma = 0;
+};
+
+// A prediction as coefficients of the parameters: seconds = a alpha + b beta
+// + g gamma. The formulas produce these, so each is written once and a
+// prediction on any parameters is a dot product.
+struct Coef {
+  double a = 0, b = 0, g = 0;
+  Coef operator+(const Coef& o) const { return {a + o.a, b + o.b, g + o.g}; }
+  Coef operator*(double s) const { return {a * s, b * s, g * s}; }
+  double dot(const Params& p) const { return a * p.alpha + b * p.beta + g * p.gamma; }
+};
+
+enum class Level { Intra, Inter };
+
+// Environment overrides (SPARCOLL_ALPHA, _BETA, _GAMMA); NaN: not set.
+struct Overrides {
+  double alpha = NAN, beta = NAN, gamma = NAN;
+};
+
+struct Tuning;  // model/tuning.h
+
+// The rule collectives: scCollective_t, and the neighbourhood allgather (a
+// topology's collective, priced by scTopologyEstimateTime).
+constexpr int kCollNeighborAllGather = scNumCollectives;
+constexpr int kNumRuleCollectives = scNumCollectives + 1;
+
+struct Model {
+  int P = 1;
+  int machines = 1;  // machines the ranks span: > 1 prices dense, sparse and DSOP at the inter level
+  scTransport_t transport = scTransportMpi;
+  bool device = false;
+  scAlgo_t denseAlgo = scAlgoAuto;  // scConfig_t.algo / SPARCOLL_ALGO: the dense collectives' default
+  // Both levels are always set: a level the tuning file lacks copies the
+  // other one (the built-in defaults are one set for both). given says which
+  // the file had, for the neighbourhood model's rule for a missing level.
+  Params intra, inter;
+  bool intraGiven = false, interGiven = false;
+  std::shared_ptr<const Tuning> tuning;  // rules; null without a tuning file
+
+  Level level() const { return machines > 1 ? Level::Inter : Level::Intra; }
+  const Params& params() const { return machines > 1 ? inter : intra; }
+};
+
+// The built-in parameters of a transport (typical figures of each transport;
+// README "Cost model").
+Params builtinParams(scTransport_t transport);
+
+// The model of P ranks on `machines` machines: built-in parameters, replaced
+// by the tuning file's entry for (transport, memory, level) where it has one,
+// each number then replaced by its environment override where set.
+Model makeModel(std::shared_ptr<const Tuning> tuning, const Overrides& env, scTransport_t transport, bool device,
+                int P, int machines, scAlgo_t denseAlgo);
+
+// The algorithm of the first tuning-file rule matching this call: its enum
+// value in the collective's own algorithm enum (0: auto, the model decides),
+// or -1 when no rule matches. bytes: README "Cost model" (the full vector's
+// bytes per rank; sparse: N x value size; DSOP: n x m x output size;
+// neighbourhood: the block). density: sparse allreduce only.
+int ruleFor(const Model& m, int coll, uint64_t bytes, double density = 0);
+
+}  // namespace sc::model

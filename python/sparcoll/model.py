@@ -1,0 +1,140 @@
+"""The cost model without a communicator: what sparcoll's autos would pick, and
+how long each algorithm is predicted to take, for any number of ranks.
+
+    import sparcoll.model as m
+    m.load("tuning.json")                        # the library's parser: a bad file raises its message
+    m.estimate("tuning.json", transport="mpi", nranks=512, machines=64,
+               collective="allreduce", count=1 << 20)   # -> (seconds, "ring")
+    cm = m.CostModel(None, transport="nccl", nranks=8)  # built-in parameters; reuse for many estimates
+    cm.estimate("sparse_allreduce", 1 << 24, density=0.01)
+
+Every number comes from the C library (scCostModelCreate /
+scCostModelEstimateTime): the same tuning-file parser, parameters, rules and
+formulas as a communicator's ``estimate`` and its autos (README, "Cost
+model"). The environment is read as at a communicator's creation:
+SPARCOLL_ALPHA / _BETA / _GAMMA override the file's parameters,
+SPARCOLL_ALGO sets the dense collectives' default, and with ``tuning=None``
+SPARCOLL_TUNING_FILE names the file (unset: the built-in parameters).
+Neighbourhood collectives need a graph: use :meth:`sparcoll.Topology.estimate`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional, Tuple, Union
+
+from . import _sparcoll
+from ._capi import (ALGOS, COLLECTIVES, DSOP_ALGOS, DTYPES, SPARSE_ALGOS, TRANSPORTS, lookup, name_of,
+                    nonneg_int)
+from .errors import InvalidArgumentError
+
+__all__ = ["CostModel", "estimate", "load", "COLLECTIVES"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# The algorithm enum of each collective, and the sparse allreduce's C spelling
+# of ssar_rec_dbl (the tuning file accepts both).
+_ALGO_TABLES = {"allreduce": ALGOS, "reduce_scatter": ALGOS, "allgather": ALGOS, "sparse_allreduce": SPARSE_ALGOS,
+                "dsop": DSOP_ALGOS}
+_ALIASES = {"ssar_recdbl": "ssar_rec_dbl"}
+
+
+def _codes(collective: str, algo: str, dtype: str, density: Optional[float]) -> Tuple[int, int, int, float]:
+    """(collective, algorithm, dtype, density) as the C call takes them."""
+    coll = lookup(COLLECTIVES, collective, "collective")
+    table = _ALGO_TABLES[collective]
+    code = lookup(table, _ALIASES.get(algo, algo) if table is SPARSE_ALGOS else algo, f"{collective} algorithm")
+    dt = lookup(DTYPES, dtype, "dtype")
+    if collective == "sparse_allreduce":
+        if density is None:
+            raise InvalidArgumentError("sparse_allreduce needs density (each rank's non-zeros / count, in (0, 1])")
+        density = float(density)
+    else:
+        density = 0.0
+    return coll, code, dt, density
+
+
+def _result(collective: str, seconds: float, pick: int) -> Tuple[float, str]:
+    return seconds, name_of(_ALGO_TABLES[collective], pick)
+
+
+def _path(p: Optional[PathLike]) -> Optional[str]:
+    return None if p is None else os.fspath(p)
+
+
+class CostModel:
+    """The model a communicator of ``nranks`` ranks on ``machines`` machines would
+    hold if it were created here with this tuning file (None: SPARCOLL_TUNING_FILE,
+    else the built-in parameters).
+
+    transport: "mpi", "nccl" or "local"; memory: "host" or "device" (default:
+    device for nccl, host otherwise; nccl is device-only, mpi host-only).
+    machines > 1 prices dense, sparse and DSOP collectives with the tuning file's
+    inter-node parameters. ``algo`` is scConfig_t.algo: what the dense autos
+    resolve to first ("auto": rules, then the model). The file is read once, here.
+    """
+
+    def __init__(self, tuning: Optional[PathLike] = None, *, transport: str = "mpi", memory: Optional[str] = None,
+                 nranks: int, machines: int = 1, algo: str = "auto"):
+        code = lookup(TRANSPORTS, transport, "transport")
+        memory = memory or ("device" if transport == "nccl" else "host")
+        if memory not in ("host", "device"):
+            raise InvalidArgumentError(f"memory must be 'host' or 'device', got {memory!r}")
+        self.transport, self.memory = transport, memory
+        self.nranks, self.machines = int(nranks), int(machines)
+        self._h = _sparcoll.CostModel(_path(tuning), code, memory == "device", self.nranks, self.machines,
+                                      lookup(ALGOS, algo, "algorithm"))
+
+    def estimate(self, collective: str, count: int, dtype: str = "float32", algo: str = "auto",
+                 density: Optional[float] = None) -> Tuple[float, str]:
+        """(predicted seconds of ``algo`` — of auto's pick for "auto" —, the algorithm
+        auto would run) for one call; see :func:`estimate` for the arguments."""
+        coll, code, dt, d = _codes(collective, algo, dtype, density)
+        return _result(collective, *self._h.estimate(coll, code, nonneg_int(count, "count"), dt, d))
+
+    def close(self) -> None:
+        self._h.close()
+
+    def __repr__(self) -> str:
+        return (f"<sparcoll.model.CostModel {self.transport}/{self.memory}, {self.nranks} ranks on "
+                f"{self.machines} machine{'s' if self.machines != 1 else ''}>")
+
+
+def estimate(tuning: Optional[PathLike] = None, *, transport: str = "mpi", memory: Optional[str] = None,
+             nranks: int, machines: int = 1, collective: str, count: int, dtype: str = "float32",
+             algo: str = "auto", density: Optional[float] = None) -> Tuple[float, str]:
+    """The cost model's prediction for one call on ``nranks`` ranks spanning
+    ``machines`` machines: (seconds of ``algo`` — of auto's pick for "auto" —,
+    the algorithm "auto" would run: a tuning-file rule when one matches, else the
+    model's fastest).
+
+    collective and count, as in the call: "allreduce" (count), "reduce_scatter"
+    (recvcount), "allgather" (sendcount), "sparse_allreduce" (count = the
+    dimension N, dtype = the value type, density = each rank's non-zeros / N in
+    (0, 1]; every rank alike, uniform indices, dense output), "dsop" (n = m =
+    count, dtype = the input type). algo: the collective's algorithm names as its
+    call takes them; native is priced as ring. Other arguments as for
+    :class:`CostModel`. Raises InvalidArgumentError for a bad tuning file (the
+    library's message: file, JSON path, problem) or bad arguments.
+    """
+    m = CostModel(tuning, transport=transport, memory=memory, nranks=nranks, machines=machines)
+    try:
+        return m.estimate(collective, count, dtype, algo, density)
+    finally:
+        m.close()
+
+
+def load(path: PathLike) -> dict:
+    """Checks a tuning file with the library's own parser (what a communicator's
+    creation does: a bad file raises InvalidArgumentError with the same message)
+    and returns its contents as a dict ("format", "version", "models", "rules",
+    and "created" / "source" when present)."""
+    path = os.fspath(path)
+    # The parse at model creation is the check; any transport serves for it.
+    _sparcoll.CostModel(path, TRANSPORTS["local"], False, 1, 1, ALGOS["auto"]).close()
+    with open(path, "rb") as f:
+        doc = json.load(f)
+    doc.setdefault("models", [])
+    doc.setdefault("rules", [])
+    return doc

@@ -1,0 +1,42 @@
+// Bindings of the comm-free cost model (scCostModel*): sparcoll.model and
+// the simulator predict what a communicator of any size would, with the
+// library's own parser and formulas.
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+
+#include "common.h"
+
+namespace scpy {
+namespace {
+
+// Failures without a communicator leave their message on this thread.
+class CostModel : public Owned<scCostModel_t, scCostModelDestroy> {
+ public:
+  CostModel(std::optional<std::string> tuningFile, int transport, bool device, int nranks, int machines, int algo)
+      : Owned("cost model") {
+    const scConfig_t cfg = makeConfig(transport, -1, 0.0, algo, 0, tuningFile);
+    check(scCostModelCreate(&h_, &cfg, nranks, machines, device ? 1 : 0), nullptr);
+  }
+  py::tuple estimate(int coll, int algo, size_t count, int dt, double density) {
+    double s = 0;
+    int pick = 0;
+    check(scCostModelEstimateTime(get(), scCollective_t(coll), algo, count, scDataType_t(dt), density, &s, &pick),
+          nullptr);
+    return py::make_tuple(s, pick);
+  }
+};
+
+}  // namespace
+
+void bindModel(py::module_& m) {
+  py::class_<CostModel>(m, "CostModel")
+      .def(py::init<std::optional<std::string>, int, bool, int, int, int>(), py::arg("tuning_file"),
+           py::arg("transport"), py::arg("device"), py::arg("nranks"), py::arg("machines"), py::arg("algo"))
+      .def("estimate", &CostModel::estimate, py::arg("collective"), py::arg("algo"), py::arg("count"),
+           py::arg("dtype"), py::arg("density"))
+      .def("close", &CostModel::close);
+}
+
+}  // namespace scpy

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Checks a tuning file written by sparcoll-tune against schema v1 (README,
+"Cost model"), independently of the C++ that wrote it: the keys, the version,
+the types, finite numbers where numbers belong, and the run's facts.
+
+    check_tuning.py FILE --ranks P --transport local [--raw POINTS.jsonl]
+
+Exit status 0 when the file is well formed, 1 with one line per problem.
+"""
+import argparse
+import json
+import math
+import re
+import sys
+
+COLLECTIVES = {
+    "allreduce": {"auto", "ring", "rabenseifner", "recdbl", "native"},
+    "reduce_scatter": {"auto", "ring", "rabenseifner", "native"},
+    "allgather": {"auto", "ring", "recdbl", "native"},
+    "sparse_allreduce": {"auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather",
+                         "dsar_early_switch", "dense"},
+    "dsop": {"auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner", "all_scatter"},
+}
+
+
+def finite(x, lo=0.0, strict=False):
+    return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            and (x > lo if strict else x >= lo))
+
+
+def check(doc, args):
+    bad = []
+
+    def need(cond, what):
+        if not cond:
+            bad.append(what)
+
+    need(list(doc)[:2] == ["format", "version"], "format and version must come first")
+    need(set(doc) == {"format", "version", "created", "source", "models", "rules"}, f"top-level keys {sorted(doc)}")
+    need(doc.get("format") == "sparcoll-tuning", "format")
+    need(doc.get("version") == 1 and isinstance(doc.get("version"), int), "version must be the integer 1")
+    need(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", str(doc.get("created"))), "created: ISO UTC")
+    src = doc.get("source", {})
+    need(src.get("tool") == "sparcoll-tune", "source.tool")
+    need(src.get("ranks") == args.ranks, f"source.ranks {src.get('ranks')} != {args.ranks}")
+    need(isinstance(src.get("machines"), int) and src["machines"] >= 1, "source.machines")
+    need(src.get("transport") == args.transport, "source.transport")
+    need(src.get("memory") in ("host", "device"), "source.memory")
+    need(isinstance(src.get("quick"), bool), "source.quick")
+    models = doc.get("models", [])
+    need(isinstance(models, list) and len(models) >= 1, "models: at least one")
+    levels = set()
+    for i, m in enumerate(models):
+        w = f"models[{i}]"
+        need(set(m) == {"transport", "memory", "level", "alpha", "beta", "gamma", "fit"}, f"{w}: keys {sorted(m)}")
+        need(m.get("transport") == args.transport and m.get("memory") == src.get("memory"), f"{w}: transport/memory")
+        need(m.get("level") in ("intra", "inter") and m.get("level") not in levels, f"{w}: level")
+        levels.add(m.get("level"))
+        # alpha is always measurably positive; the non-negative fit may hold
+        # beta or gamma at 0 on a sweep of small sizes only.
+        need(finite(m.get("alpha"), strict=True), f"{w}: alpha > 0")
+        need(finite(m.get("beta")) and finite(m.get("gamma")), f"{w}: beta, gamma >= 0")
+        need(m.get("alpha", 1) < 1 and m.get("beta", 1) < 1e-6 and m.get("gamma", 1) < 1e-6, f"{w}: magnitudes")
+        fit = m.get("fit", {})
+        need({"r2", "median_abs_rel_error", "points", "dropped"} <= set(fit), f"{w}.fit: keys {sorted(fit)}")
+        need(finite(fit.get("r2"), lo=-math.inf) and fit.get("r2", 2) <= 1, f"{w}.fit.r2")
+        need(finite(fit.get("median_abs_rel_error")), f"{w}.fit.median_abs_rel_error")
+        need(isinstance(fit.get("points"), int) and fit["points"] > 0, f"{w}.fit.points")
+        need(isinstance(fit.get("dropped"), int) and fit["dropped"] >= 0, f"{w}.fit.dropped")
+        pp = fit.get("pingpong")
+        if pp is not None:
+            need(set(pp) == {"alpha", "beta", "r2"} and finite(pp["alpha"]) and finite(pp["beta"]),
+                 f"{w}.fit.pingpong")
+    need(levels == ({"intra"} if src.get("machines") == 1 else levels), "one machine: the intra level only")
+    for i, r in enumerate(doc.get("rules", [])):
+        w = f"rules[{i}]"
+        coll = r.get("collective")
+        keys = {"collective", "transport", "memory", "ranks", "bytes", "algorithm"}
+        need(set(r) == keys | ({"density"} if coll == "sparse_allreduce" else set()), f"{w}: keys {sorted(r)}")
+        need(coll in COLLECTIVES and r.get("algorithm") in COLLECTIVES.get(coll, ()), f"{w}: collective/algorithm")
+        need(r.get("ranks") == [args.ranks, args.ranks], f"{w}.ranks")
+        b = r.get("bytes", [])
+        need(len(b) == 2 and all(isinstance(x, int) and x >= 0 for x in b) and b[0] <= b[1], f"{w}.bytes")
+        if coll == "sparse_allreduce":
+            d = r.get("density", [])
+            need(len(d) == 2 and all(finite(x) for x in d) and d[0] <= d[1] <= 1, f"{w}.density")
+    return bad
+
+
+def check_raw(path):
+    bad, n = [], 0
+    with open(path) as f:
+        for i, line in enumerate(f):
+            p = json.loads(line)
+            n += 1
+            if not (p.get("collective") and p.get("algorithm") and finite(p.get("seconds"), strict=True)
+                    and finite(p.get("bytes"), strict=True)):
+                bad.append(f"{path}:{i + 1}: {line.strip()}")
+    return bad + ([] if n else [f"{path}: no points"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--ranks", type=int, required=True)
+    ap.add_argument("--transport", required=True)
+    ap.add_argument("--raw")
+    args = ap.parse_args()
+    with open(args.file) as f:
+        doc = json.load(f)
+    bad = check(doc, args) + (check_raw(args.raw) if args.raw else [])
+    for b in bad:
+        print(f"{args.file}: {b}")
+    if not bad:
+        print(f"{args.file}: ok ({len(doc['models'])} models, {len(doc['rules'])} rules)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

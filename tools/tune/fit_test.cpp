@@ -1,0 +1,228 @@
+// The fit of sparcoll-tune on synthetic timings. The coefficient columns are
+// written out here from the README's formulas ("Choosing an algorithm"): the
+// test checks the fit, not the library's model, which the tool reads from
+// scEstimateTime.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "fit.h"
+
+namespace sctune {
+namespace {
+
+struct Coef {
+  double a, b, g;
+};
+
+// Coefficients of alpha, beta, gamma for n bytes on P ranks (n: the full vector).
+std::vector<Coef> denseColumns(int P, double n) {
+  int p2 = 1;
+  while (p2 * 2 <= P) p2 *= 2;
+  const double f = P != p2 ? 1 : 0, lg = std::log2(double(p2)), q = (P - 1.0) / P, q2 = (p2 - 1.0) / p2;
+  return {
+      {2.0 * (P - 1), 2 * q * n, q * n},                       // allreduce ring
+      {2 * (lg + f), (2 * q2 + 2 * f) * n, (q2 + f) * n},      // allreduce rabenseifner
+      {lg + 2 * f, (lg + 2 * f) * n, (lg + f) * n},            // allreduce recdbl
+      {P - 1.0, q * n, q * n},                                 // reduce-scatter ring
+      {lg + f, (q2 + 2 * f) * n, (q2 + f) * n},                // reduce-scatter rabenseifner (halving)
+      {P - 1.0, q * n, 0},                                     // allgather ring
+      {lg + f, (q2 + 2 * f) * n, 0},                           // allgather recdbl
+  };
+}
+
+struct Data {
+  Eigen::MatrixXd A;
+  Eigen::VectorXd t;
+};
+
+// Sizes 4 B .. 256 MiB (x4), every algorithm; t = A x times (1 + u), u uniform in [-noise, noise].
+Data synthetic(int P, double alpha, double beta, double gamma, double noise, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-noise, noise);
+  std::vector<Coef> rows;
+  for (double n = 4; n <= double(256 << 20); n *= 4)
+    for (const Coef& c : denseColumns(P, n)) rows.push_back(c);
+  Data d{Eigen::MatrixXd(long(rows.size()), 3), Eigen::VectorXd(long(rows.size()))};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    d.A.row(long(i)) << rows[i].a, rows[i].b, rows[i].g;
+    d.t(long(i)) = (rows[i].a * alpha + rows[i].b * beta + rows[i].g * gamma) * (1 + u(rng));
+  }
+  return d;
+}
+
+const double kAlpha = 3e-6, kBeta = 1 / 6e9, kGamma = 1 / 4e9;
+
+class FitRecovers : public ::testing::TestWithParam<int> {};
+
+TEST_P(FitRecovers, ParametersWithinOnePercentUnderTwoPercentNoise) {
+  const int P = GetParam();
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const Data d = synthetic(P, kAlpha, kBeta, kGamma, 0.02, seed);
+    const FitResult r = fitLinear(d.A, d.t);
+    EXPECT_NEAR(r.params(0) / kAlpha, 1, 0.01) << "P " << P << " seed " << seed;
+    EXPECT_NEAR(r.params(1) / kBeta, 1, 0.01) << "P " << P << " seed " << seed;
+    EXPECT_NEAR(r.params(2) / kGamma, 1, 0.01) << "P " << P << " seed " << seed;
+    EXPECT_EQ(r.nDropped, 0) << "2 % noise is no outlier";
+    EXPECT_GT(r.r2, 0.99);
+    EXPECT_LT(r.medianAbsRelError, 0.02);
+    EXPECT_EQ(r.points, int(d.t.size()));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, FitRecovers, ::testing::Values(2, 3, 4, 8));
+
+TEST(Fit, ExactDataIsExact) {
+  const Data d = synthetic(4, kAlpha, kBeta, kGamma, 0, 1);
+  const FitResult r = fitLinear(d.A, d.t);
+  EXPECT_NEAR(r.params(0) / kAlpha, 1, 1e-9);
+  EXPECT_NEAR(r.params(1) / kBeta, 1, 1e-9);
+  EXPECT_NEAR(r.params(2) / kGamma, 1, 1e-9);
+  EXPECT_NEAR(r.r2, 1, 1e-12);
+  EXPECT_LT(r.medianAbsRelError, 1e-9);
+}
+
+TEST(Fit, OutliersAreDroppedAndTheRefitIsClean) {
+  Data d = synthetic(4, kAlpha, kBeta, kGamma, 0.01, 7);
+  // One run slowed down by something else on the machine, one too fast (a
+  // timer glitch): with weights 1/t² the fast one is what pulls the fit.
+  const long slow = 40, fast = 70;
+  d.t(slow) *= 3;
+  d.t(fast) *= 0.3;
+  const FitResult r = fitLinear(d.A, d.t);
+  EXPECT_EQ(r.nDropped, 2);
+  EXPECT_TRUE(r.dropped[size_t(slow)]);
+  EXPECT_TRUE(r.dropped[size_t(fast)]);
+  // Residuals are reported for the dropped points too.
+  EXPECT_NEAR(r.relResidual[size_t(slow)], -2.0 / 3, 0.03);
+  EXPECT_NEAR(r.relResidual[size_t(fast)], 7.0 / 3, 0.1);
+  EXPECT_EQ(r.points, int(d.t.size()) - 2);
+  EXPECT_NEAR(r.params(0) / kAlpha, 1, 0.01);
+  EXPECT_NEAR(r.params(1) / kBeta, 1, 0.01);
+  EXPECT_NEAR(r.params(2) / kGamma, 1, 0.01);
+  // Without the outlier pass the parameters are off by far more.
+  const FitResult raw = fitLinear(d.A, d.t, {}, false);
+  EXPECT_EQ(raw.nDropped, 0);
+  auto off = [](const FitResult& f) {
+    return std::fabs(f.params(0) / kAlpha - 1) + std::fabs(f.params(1) / kBeta - 1) + std::fabs(f.params(2) / kGamma - 1);
+  };
+  EXPECT_GT(off(raw), 0.05);
+  EXPECT_LT(off(r), 0.02);
+}
+
+TEST(Fit, NoDropsWhenEveryPointIsWithinFiftyPercent) {
+  // A model error of up to 30 % everywhere is large, but not an outlier: the
+  // cut is at least 50 %.
+  Data d = synthetic(3, kAlpha, kBeta, kGamma, 0, 1);
+  for (long i = 0; i < d.t.size(); i += 2) d.t(i) *= 1.3;
+  EXPECT_EQ(fitLinear(d.A, d.t).nDropped, 0);
+}
+
+TEST(Fit, ParametersStayNonNegativeWhenTheDataImplyANegativeAlpha) {
+  // Times with a negative latency term: t = -2 us x steps + beta n + gamma n,
+  // on the sizes where that is still positive (what a fit of a pipelined,
+  // overlapping implementation can look like).
+  std::vector<Coef> rows;
+  std::vector<double> ts;
+  for (double n = 1 << 20; n <= double(256 << 20); n *= 2)
+    for (const Coef& c : denseColumns(4, n)) {
+      rows.push_back(c);
+      ts.push_back(-2e-6 * c.a + kBeta * c.b + kGamma * c.g);
+    }
+  Eigen::MatrixXd A(long(rows.size()), 3);
+  Eigen::VectorXd t(long(rows.size()));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    A.row(long(i)) << rows[i].a, rows[i].b, rows[i].g;
+    t(long(i)) = ts[i];
+    ASSERT_GT(ts[i], 0);
+  }
+  // The unconstrained weighted fit does come out negative ...
+  const Eigen::VectorXd w = t.cwiseInverse();
+  const Eigen::VectorXd free = (w.asDiagonal() * A).colPivHouseholderQr().solve(Eigen::VectorXd::Ones(t.size()));
+  ASSERT_LT(free(0), 0);
+  // ... the tool's is not.
+  const FitResult r = fitLinear(A, t);
+  EXPECT_EQ(r.params(0), 0);
+  EXPECT_GT(r.params(1), 0);
+  EXPECT_GT(r.params(2), 0);
+  EXPECT_LT(r.medianAbsRelError, 0.05);
+}
+
+TEST(Fit, NonNegativeLeastSquaresMatchesTheUnconstrainedOptimumWhenFeasible) {
+  Eigen::MatrixXd A(4, 2);
+  A << 1, 0, 1, 1, 1, 2, 1, 3;
+  const Eigen::VectorXd b = (Eigen::VectorXd(4) << 1, 3, 5, 7).finished();
+  double sse = 1;
+  const Eigen::VectorXd x = nonNegativeLeastSquares(A, b, &sse);
+  EXPECT_NEAR(x(0), 1, 1e-12);
+  EXPECT_NEAR(x(1), 2, 1e-12);
+  EXPECT_NEAR(sse, 0, 1e-20);
+  // b = 5 - k: the free slope is negative; non-negative: slope 0, mean level.
+  const Eigen::VectorXd c = (Eigen::VectorXd(4) << 5, 4, 3, 2).finished();
+  const Eigen::VectorXd y = nonNegativeLeastSquares(A, c, &sse);
+  EXPECT_NEAR(y(0), 3.5, 1e-12);
+  EXPECT_EQ(y(1), 0);
+}
+
+TEST(Rules, PickSlowerThanTenPercent) {
+  EXPECT_FALSE(pickTooSlow(1.10, 1.0));
+  EXPECT_TRUE(pickTooSlow(1.11, 1.0));
+  EXPECT_FALSE(pickTooSlow(1.0, 1.0));
+}
+
+TEST(Rules, GeometricCells) {
+  const std::vector<double> xs{1024, 4096, 16384};
+  double lo, hi;
+  geometricCell(xs, 0, &lo, &hi);
+  EXPECT_DOUBLE_EQ(lo, 512);
+  EXPECT_DOUBLE_EQ(hi, 2048);
+  geometricCell(xs, 1, &lo, &hi);
+  EXPECT_DOUBLE_EQ(lo, 2048);
+  EXPECT_DOUBLE_EQ(hi, 8192);
+  geometricCell(xs, 2, &lo, &hi);
+  EXPECT_DOUBLE_EQ(lo, 8192);
+  EXPECT_DOUBLE_EQ(hi, 32768);
+  geometricCell({0.01}, 0, &lo, &hi);
+  EXPECT_DOUBLE_EQ(lo, 0.01);
+  EXPECT_DOUBLE_EQ(hi, 0.01);
+}
+
+TEST(Rules, AdjacentSizesWithTheSameAlgorithmMerge) {
+  const double K = 1024;
+  const std::vector<SizeVerdict> v{{1 * K, "ring", false},   {4 * K, "native", true}, {16 * K, "native", true},
+                                   {64 * K, "recdbl", true}, {256 * K, "ring", false}, {1024 * K, "native", true},
+                                   {4096 * K, "native", true}};
+  const std::vector<ByteRule> r = emitRules(v);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].algorithm, "native");  // 4K and 16K merged
+  EXPECT_EQ(r[0].lo, 2048u);
+  EXPECT_EQ(r[0].hi, 32767u);
+  EXPECT_EQ(r[1].algorithm, "recdbl");  // touches the first, another algorithm: not merged
+  EXPECT_EQ(r[1].lo, 32768u);
+  EXPECT_EQ(r[1].hi, 131071u);
+  EXPECT_EQ(r[2].algorithm, "native");  // 1M and 4M merged; not across the 256K gap
+  EXPECT_EQ(r[2].lo, 524288u);
+  EXPECT_EQ(r[2].hi, 8388608u);  // half a step (x2) beyond the largest size
+}
+
+TEST(Rules, NoRuleWhereTheModelIsRightAndCellsNeverOverlap) {
+  std::vector<SizeVerdict> v;
+  for (double b : {1.0, 2.0, 3.0, 4.0, 1000.0}) v.push_back({b, "native", true});
+  EXPECT_TRUE(emitRules({{1024, "ring", false}}).empty());
+  const auto one = emitRules(v);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].lo, 1u);
+  EXPECT_EQ(one[0].hi, uint64_t(std::llround(1000 * std::sqrt(1000 / 4.0))));
+  // Tiny sizes whose midpoints round together still get disjoint cells.
+  for (size_t i = 0; i < v.size(); ++i) v[i].best = i % 2 ? "ring" : "native";
+  const auto alt = emitRules(v);
+  ASSERT_EQ(alt.size(), v.size());
+  for (size_t i = 1; i < alt.size(); ++i) {
+    EXPECT_EQ(alt[i].lo, alt[i - 1].hi + 1);
+    EXPECT_LE(alt[i].lo, alt[i].hi);
+  }
+}
+
+}  // namespace
+}  // namespace sctune

@@ -1,0 +1,170 @@
+#include "model.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/driver.h"
+#include "sweep.h"
+
+namespace sctune {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+scCollective_t collectiveId(const std::string& c) {
+  return c == "allreduce" ? scCollAllReduce : c == "reduce_scatter" ? scCollReduceScatter
+         : c == "allgather" ? scCollAllGather : c == "sparse_allreduce" ? scCollSparseAllReduce : scCollDsop;
+}
+
+std::string algoName(scCollective_t c, int id) {
+  if (c == scCollSparseAllReduce) return scSparseAlgoName(scSparseAlgo_t(id));
+  if (c == scCollDsop) return scDsopAlgoName(scDsopAlgo_t(id));
+  static const char* dense[] = {"auto", "ring", "rabenseifner", "recdbl", "native"};
+  return id >= 0 && id < scNumAlgos ? dense[id] : "?";
+}
+
+}  // namespace
+
+std::string isoUtcNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char s[32];
+  std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return s;
+}
+
+std::string tuningJson(const Source& src, const std::vector<ModelEntry>& models, const std::vector<RuleEntry>& rules) {
+  int major = 0, minor = 0, patch = 0;
+  scGetVersion(&major, &minor, &patch);
+  json j;
+  j["format"] = "sparcoll-tuning";
+  j["version"] = 1;
+  j["created"] = isoUtcNow();
+  j["source"] = {{"tool", "sparcoll-tune"},
+                 {"ranks", src.ranks},
+                 {"machines", src.machines},
+                 {"transport", src.transport},
+                 {"memory", src.memory},
+                 {"quick", src.quick},
+                 {"dense_only", src.denseOnly},
+                 {"sparcoll", std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch)},
+                 {"budget_s", src.budget},
+                 {"sizes", {src.minBytes, src.maxBytes, src.factor}}};
+  j["models"] = json::array();
+  for (const ModelEntry& m : models) {
+    json fit = {{"r2", num(m.r2)},
+                {"median_abs_rel_error", num(m.medianAbsRelError)},
+                {"points", m.points},
+                {"dropped", m.dropped}};
+    if (m.hasPingpong) fit["pingpong"] = {{"alpha", m.ppAlpha}, {"beta", m.ppBeta}, {"r2", num(m.ppR2)}};
+    j["models"].push_back({{"transport", src.transport},
+                           {"memory", src.memory},
+                           {"level", m.level},
+                           {"alpha", m.p.alpha},
+                           {"beta", m.p.beta},
+                           {"gamma", m.p.gamma},
+                           {"fit", fit}});
+  }
+  j["rules"] = json::array();
+  for (const RuleEntry& r : rules) {
+    json e = {{"collective", r.collective},
+              {"transport", src.transport},
+              {"memory", src.memory},
+              {"ranks", {r.ranksLo, r.ranksHi}},
+              {"bytes", {r.bytesLo, r.bytesHi}}};
+    if (r.hasDensity) e["density"] = {r.densityLo, r.densityHi};
+    e["algorithm"] = r.algorithm;
+    j["rules"].push_back(e);
+  }
+  return j.dump(2) + "\n";
+}
+
+bool readSource(const std::string& path, Source* src, std::string* err) {
+  std::ifstream f(path);
+  if (!f) return *err = "cannot read '" + path + "'", false;
+  try {
+    const json j = json::parse(f);
+    if (j.value("format", "") != "sparcoll-tuning" || j.value("version", 0) != 1)
+      return *err = "'" + path + "' is not a sparcoll-tuning file of version 1", false;
+    const json& s = j.at("source");
+    src->ranks = s.value("ranks", 0);
+    src->machines = s.value("machines", 0);
+    src->transport = s.value("transport", "");
+    src->memory = s.value("memory", "");
+    src->quick = s.value("quick", false);
+    return true;
+  } catch (const std::exception& e) {
+    return *err = "'" + path + "': " + e.what(), false;
+  }
+}
+
+namespace {
+
+int algoId(scCollective_t c, const std::string& a) {
+  return a == "auto" ? 0 : c == scCollSparseAllReduce ? sparseAlgoId(a) : c == scCollDsop ? dsopAlgoId(a) : denseAlgoId(a);
+}
+
+// The estimate's result; fatal with a message naming the point on failure.
+double finish(scResult_t rc, const char* api, const std::string& detail, scCollective_t c, const std::string& coll,
+              const std::string& algo, size_t count, double seconds, int pick, std::string* autoPick) {
+  if (rc != scSuccess)
+    scbench::fatal(std::string(api) + "(" + coll + ", " + algo + ", count " + std::to_string(count) + ") failed: " +
+                   scGetErrorString(rc) + ": " + detail);
+  if (autoPick) *autoPick = algoName(c, pick);
+  return seconds;
+}
+
+// scEstimateTime's density argument: sparse allreduce only.
+double densityArg(const std::string& coll, double density) { return coll == "sparse_allreduce" ? density : 1.0; }
+
+}  // namespace
+
+CostModel::CostModel(const std::string& json, scTransport_t transport, bool device, int ranks, int machines) {
+  // The library reads tuning files by path: a private temporary one.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/sparcoll-tune-XXXXXX.json";
+  const int fd = mkstemps(path.data(), 5);
+  if (fd < 0) scbench::fatal("cannot create a temporary file (" + path + ")");
+  const bool ok = write(fd, json.data(), json.size()) == ssize_t(json.size());
+  close(fd);
+  scConfig_t cfg = SC_CONFIG_INITIALIZER;
+  cfg.transport = transport;
+  cfg.tuningFile = path.c_str();
+  const scResult_t rc = ok ? scCostModelCreate(&m_, &cfg, ranks, machines, device ? 1 : 0) : scSystemError;
+  unlink(path.c_str());
+  if (rc != scSuccess)
+    scbench::fatal(std::string("scCostModelCreate failed: ") + scGetErrorString(rc) + ": " + scGetLastError(nullptr));
+}
+
+double estimate(const CostModel& m, const std::string& collective, const std::string& algorithm, size_t count,
+                double density, std::string* autoPick) {
+  const scCollective_t c = collectiveId(collective);
+  double seconds = 0;
+  int pick = 0;
+  const scResult_t rc = scCostModelEstimateTime(m.get(), c, algoId(c, algorithm), count, scFloat32,
+                                                densityArg(collective, density), &seconds, &pick);
+  return finish(rc, "scCostModelEstimateTime", rc ? scGetLastError(nullptr) : "", c, collective, algorithm, count,
+                seconds, pick, autoPick);
+}
+
+double estimate(scComm_t comm, const std::string& collective, const std::string& algorithm, size_t count,
+                double density, std::string* autoPick) {
+  const scCollective_t c = collectiveId(collective);
+  double seconds = 0;
+  int pick = 0;
+  const scResult_t rc = scEstimateTime(comm, c, algoId(c, algorithm), count, scFloat32,
+                                       densityArg(collective, density), &seconds, &pick);
+  return finish(rc, "scEstimateTime", rc ? scGetLastError(comm) : "", c, collective, algorithm, count, seconds, pick,
+                autoPick);
+}
+
+}  // namespace sctune

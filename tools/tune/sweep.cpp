@@ -1,0 +1,276 @@
+#include "sweep.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "common/driver.h"
+#include "common/table.h"
+#include "common/timing.h"
+#include "fit.h"
+
+#ifdef SPARCOLL_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace sctune {
+
+using scbench::Buffer;
+using scbench::callFailed;
+using scbench::fmt;
+
+std::vector<int> machinesOf(scbench::Group& g, bool mpi) {
+  const int r = g.rank();
+  std::string key;
+  const char* virt = std::getenv("SPARCOLL_MACHINES");
+  if (virt && std::atoi(virt) > 0) {
+    key = std::to_string(long(r) * std::min(std::atoi(virt), g.size()) / g.size());
+  } else if (mpi) {
+#ifdef SPARCOLL_HAVE_MPI
+    // Shared memory is what makes two ranks "one machine" to the transport,
+    // more reliably than host names (containers may share or fake them).
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &node);
+    int lowest = r;
+    MPI_Allreduce(&r, &lowest, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    key = std::to_string(lowest);
+#endif
+  } else {
+    char h[256] = "?";
+    gethostname(h, sizeof h - 1);
+    key = h;
+  }
+  std::map<std::string, int> ids;
+  std::vector<int> out;
+  for (const auto& k : g.allgather(key)) out.push_back(ids.emplace(k, int(ids.size())).first->second);
+  return out;
+}
+
+const std::vector<std::string>& denseAlgorithms(const std::string& c) {
+  static const std::vector<std::string> ar{"ring", "rabenseifner", "recdbl", "native"},
+      rs{"ring", "rabenseifner", "native"}, ag{"ring", "recdbl", "native"};
+  return c == "allreduce" ? ar : c == "reduce_scatter" ? rs : ag;
+}
+
+int denseAlgoId(const std::string& n) {
+  return n == "ring" ? scAlgoRing : n == "rabenseifner" ? scAlgoRabenseifner : n == "recdbl" ? scAlgoRecDbl
+         : n == "native" ? scAlgoNative : scAlgoAuto;
+}
+
+std::vector<std::string> sparseAlgorithms() {
+  std::vector<std::string> v;
+  for (int a = 1; a < scNumSparseAlgos; ++a) v.push_back(scSparseAlgoName(scSparseAlgo_t(a)));
+  return v;
+}
+
+int sparseAlgoId(const std::string& n) {
+  for (int a = 0; a < scNumSparseAlgos; ++a)
+    if (n == scSparseAlgoName(scSparseAlgo_t(a))) return a;
+  return scSparseAuto;
+}
+
+std::vector<std::string> dsopAlgorithms() {
+  std::vector<std::string> v;
+  for (int a = 1; a < scNumDsopAlgos; ++a) v.push_back(scDsopAlgoName(scDsopAlgo_t(a)));
+  return v;
+}
+
+int dsopAlgoId(const std::string& n) {
+  for (int a = 0; a < scNumDsopAlgos; ++a)
+    if (n == scDsopAlgoName(scDsopAlgo_t(a))) return a;
+  return scDsopAuto;
+}
+
+std::string humanTime(double s) {
+  return s < 1e-3 ? fmt("%.1f us", s * 1e6) : s < 1 ? fmt("%.2f ms", s * 1e3) : fmt("%.2f s", s);
+}
+
+std::string humanBytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (u < 3 && b >= 1024 && std::fmod(b, 1024) == 0) b /= 1024, ++u;
+  return fmt("%.0f %s", b, units[u]);
+}
+
+bool Sweep::denseCount(const std::string& coll, size_t bytes, int P, size_t* count, double* fullBytes) {
+  const size_t per = coll == "allreduce" ? 4 : 4 * size_t(P);  // float32; the vector is P blocks
+  *count = bytes / per;
+  *fullBytes = double(*count * per);
+  return *count > 0;
+}
+
+Point Sweep::timePoint(Point p, const std::function<void()>& call) {
+  using scbench::now;
+  call();  // warm-up: scratch memory, connections, caches
+  rs_.sync();
+  g_.barrier();
+  const double t0 = now();
+  call();
+  rs_.sync();
+  const double once = std::max(g_.max(now() - t0), 1e-7);
+  // Runs of back-to-back calls long enough for the timer and the barrier's
+  // skew to vanish, so that maxRuns of them fill the budget.
+  p.batch = std::clamp(long(plan_.budget / plan_.maxRuns / once), 1L, 100000L);
+  std::vector<double> runs;
+  double spent = 0;
+  while (int(runs.size()) < plan_.maxRuns && (int(runs.size()) < plan_.minRuns || spent < plan_.budget)) {
+    g_.barrier();
+    const double s = now();
+    for (long i = 0; i < p.batch; ++i) call();
+    rs_.sync();
+    const double t = g_.max((now() - s) / double(p.batch));  // the same on every rank: the loop agrees
+    runs.push_back(t);
+    spent += t * double(p.batch);
+  }
+  p.seconds = median(runs);
+  p.runs = int(runs.size());
+  return p;
+}
+
+namespace {
+
+// One progress line per (collective, size): every algorithm's time.
+void progress(bool print, const std::string& head, const std::vector<Point>& pts) {
+  if (!print) return;
+  std::string line = fmt("  %-16s %-22s", pts.front().collective.c_str(), head.c_str());
+  for (const Point& p : pts) line += "  " + p.algorithm + " " + humanTime(p.seconds);
+  std::printf("%s\n", line.c_str());
+}
+
+uint64_t splitmix(uint64_t& s) {
+  uint64_t x = (s += 0x9e3779b97f4a7c15ull);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+void Sweep::pingpong(int a, int b, const std::string& level, std::vector<Point>& out) {
+  // Two one-way neighbourhoods on the whole communicator (a -> b, then
+  // b -> a); the other ranks have no edges and return at once. A neighbour
+  // allgather with the naive schedule is one message on the transport's own
+  // path, which is what the collectives' steps use.
+  const int r = rs_.rank;
+  scTopology_t ping = nullptr, pong = nullptr;
+  auto make = [&](int from, int to, scTopology_t* t) {
+    const int in = r == to, outd = r == from;
+    if (const scResult_t rc = scTopologyCreate(t, rs_.comm, in, in ? &from : nullptr, outd, outd ? &to : nullptr);
+        rc != scSuccess)
+      callFailed(rs_, "scTopologyCreate", rc);
+  };
+  make(a, b, &ping);
+  make(b, a, &pong);
+  const size_t maxB = *std::max_element(plan_.sizes.begin(), plan_.sizes.end());
+  Buffer send = rs_.alloc(maxB), recv = rs_.alloc(maxB);
+  rs_.zero(send.data(), maxB);
+  for (size_t n : plan_.sizes) {
+    auto call = [&] {
+      for (scTopology_t t : {ping, pong})
+        if (const scResult_t rc = scNeighborAllGather(send.data(), n, recv.data(), scUint8, scNbrNaive, t, rs_.stream);
+            rc != scSuccess)
+          callFailed(rs_, "scNeighborAllGather (ping-pong)", rc);
+    };
+    Point p = timePoint({"pingpong", level, n, double(n)}, call);
+    p.seconds /= 2;  // one way
+    out.push_back(p);
+    progress(verbose && r == 0, fmt("%s %d<->%d %s", level.c_str(), a, b, humanBytes(double(n)).c_str()), {p});
+  }
+  scTopologyDestroy(ping);
+  scTopologyDestroy(pong);
+}
+
+void Sweep::dense(std::vector<Point>& out) {
+  const int P = rs_.nranks;
+  const size_t maxB = *std::max_element(plan_.sizes.begin(), plan_.sizes.end());
+  Buffer send = rs_.alloc(maxB), recv = rs_.alloc(maxB);
+  rs_.write(send.data(), maxB / 4, scFloat32, [](uint64_t i) { return double(i % 7); });
+  // Sizes outermost, so that drift over the run touches every algorithm alike.
+  for (size_t s : plan_.sizes)
+    for (const std::string coll : {"allreduce", "reduce_scatter", "allgather"}) {
+      size_t count;
+      double full;
+      if (!denseCount(coll, s, P, &count, &full)) continue;
+      std::vector<Point> here;
+      for (const auto& name : denseAlgorithms(coll)) {
+        const scAlgo_t a = scAlgo_t(denseAlgoId(name));
+        auto call = [&] {
+          const scResult_t rc =
+              coll == "allreduce" ? scAllReduce(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
+              : coll == "reduce_scatter"
+                  ? scReduceScatter(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
+                  : scAllGather(send.data(), recv.data(), count, scFloat32, a, rs_.comm, rs_.stream);
+          if (rc != scSuccess) callFailed(rs_, coll + " (" + name + ")", rc);
+        };
+        here.push_back(timePoint({coll, name, count, full}, call));
+      }
+      progress(verbose && rs_.rank == 0, humanBytes(full), here);
+      out.insert(out.end(), here.begin(), here.end());
+    }
+}
+
+void Sweep::sparse(std::vector<Point>& out) {
+  for (size_t bytes : plan_.sparseSizes) {
+    const size_t N = bytes / 4;
+    Buffer dense = rs_.alloc(N * 4);
+    for (double d : plan_.densities) {
+      // k distinct indices, uniform over [0, N), different on every rank
+      // (Knuth's selection sampling: sorted by construction).
+      const size_t k = std::clamp<size_t>(size_t(std::llround(d * double(N))), 1, N);
+      uint64_t seed = uint64_t(rs_.rank) * 1000003 + uint64_t(d * 1e6) + N;
+      std::vector<uint32_t> idx;
+      idx.reserve(k);
+      for (size_t i = 0; i < N && idx.size() < k; ++i)
+        if (double(splitmix(seed) >> 11) * 0x1.0p-53 * double(N - i) < double(k - idx.size()))
+          idx.push_back(uint32_t(i));
+      Buffer bi = rs_.alloc(k * 4), bv = rs_.alloc(k * 4);
+      rs_.write(bi.data(), k, scUint32, [&](uint64_t i) { return double(idx[i]); });
+      rs_.write(bv.data(), k, scFloat32, [](uint64_t i) { return double(1 + i % 3); });
+      std::vector<Point> here;
+      for (const auto& name : sparseAlgorithms()) {
+        const scSparseAlgo_t a = scSparseAlgo_t(sparseAlgoId(name));
+        auto call = [&] {
+          if (const scResult_t rc = scSparseAllReduce(bi.data(), bv.data(), k, N, scIndexU32, scFloat32, scSum, a,
+                                                      dense.data(), rs_.comm, rs_.stream);
+              rc != scSuccess)
+            callFailed(rs_, "scSparseAllReduce (" + name + ")", rc);
+        };
+        Point p{"sparse_allreduce", name, N, double(N * 4), d};
+        here.push_back(timePoint(p, call));
+      }
+      progress(verbose && rs_.rank == 0, fmt("%s d=%g", humanBytes(double(N * 4)).c_str(), d), here);
+      out.insert(out.end(), here.begin(), here.end());
+    }
+  }
+}
+
+void Sweep::dsop(std::vector<Point>& out) {
+  scDataType_t odt = scFloat32;
+  if (const scResult_t rc = scDsopOutputType(scFloat32, &odt); rc != scSuccess)
+    callFailed(rs_, "scDsopOutputType", rc);
+  const size_t so = odt == scFloat64 ? 8 : 4;
+  for (size_t n : plan_.dsopSizes) {
+    Buffer a = rs_.alloc(n * 4), b = rs_.alloc(n * 4), G = rs_.alloc(n * n * so);
+    rs_.write(a.data(), n, scFloat32, [&](uint64_t i) { return double(int(i % 5) - 2 + rs_.rank); });
+    rs_.write(b.data(), n, scFloat32, [](uint64_t i) { return double(int(i % 3) - 1); });
+    std::vector<Point> here;
+    for (const auto& name : dsopAlgorithms()) {
+      const scDsopAlgo_t algo = scDsopAlgo_t(dsopAlgoId(name));
+      auto call = [&] {
+        if (const scResult_t rc = scDsop(a.data(), n, b.data(), n, G.data(), scFloat32, algo, rs_.comm, rs_.stream);
+            rc != scSuccess)
+          callFailed(rs_, "scDsop (" + name + ")", rc);
+      };
+      here.push_back(timePoint({"dsop", name, n, double(n * n * so)}, call));
+    }
+    progress(verbose && rs_.rank == 0, fmt("n=m=%zu", n), here);
+    out.insert(out.end(), here.begin(), here.end());
+  }
+}
+
+}  // namespace sctune

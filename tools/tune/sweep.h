@@ -1,0 +1,83 @@
+// What sparcoll-tune measures, on every rank of the run: ping-pong between
+// pairs of ranks, the dense collectives with each explicit algorithm, sparse
+// allreduce and DSOP with each of theirs. Every point is timed the same way
+// (timePoint): warm-up, then runs of back-to-back calls until a time budget is
+// spent (at least minRuns, at most maxRuns runs); a run's time per call is the
+// maximum over ranks, and the point's time is the median over runs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/group.h"
+#include "common/rank.h"
+
+namespace sctune {
+
+struct Point {
+  std::string collective;  // "pingpong", "allreduce", "reduce_scatter", "allgather", "sparse_allreduce", "dsop"
+  std::string algorithm;   // the library's name (pingpong: the level, "intra" or "inter")
+  size_t count = 0;        // as scEstimateTime takes it (pingpong: bytes)
+  double bytes = 0;        // the tuning file's "bytes" (pingpong: message bytes)
+  double density = 0;      // sparse allreduce only
+  double seconds = 0;      // median over runs (pingpong: one way, half the round trip)
+  int runs = 0;
+  long batch = 0;          // calls per run
+};
+
+struct Plan {
+  std::vector<size_t> sizes;        // dense and ping-pong bytes
+  std::vector<size_t> sparseSizes;  // sparse allreduce: N x 4 bytes
+  std::vector<double> densities;
+  std::vector<size_t> dsopSizes;    // n = m
+  bool denseOnly = false;
+  double budget = 0.25;             // seconds per point
+  int minRuns = 3, maxRuns = 20;
+};
+
+// Which machine each rank is on, as a small id (0 = rank 0's), the same on
+// every rank: MPI_Comm_split_type(SHARED) under MPI, host names otherwise.
+// SPARCOLL_MACHINES=M, which sets the library's count of machines, splits the
+// ranks into M blocks of consecutive ranks here too (to try the two-level fit
+// on one machine).
+std::vector<int> machinesOf(scbench::Group& g, bool mpi);
+
+// The tuning file's names and the library's enums.
+const std::vector<std::string>& denseAlgorithms(const std::string& collective);  // without auto
+int denseAlgoId(const std::string& name);                                          // scAlgo_t
+std::vector<std::string> sparseAlgorithms();                                       // without auto
+int sparseAlgoId(const std::string& name);                                         // scSparseAlgo_t
+std::vector<std::string> dsopAlgorithms();                                         // without auto
+int dsopAlgoId(const std::string& name);                                           // scDsopAlgo_t
+
+// "12.3 us", "4.56 ms"; "1 KiB", "256 MiB", "1000 B" (for printing).
+std::string humanTime(double seconds);
+std::string humanBytes(double bytes);
+
+class Sweep {
+ public:
+  Sweep(scbench::Group& g, scbench::RankState& rs, const Plan& plan) : g_(g), rs_(rs), plan_(plan) {}
+
+  // Ping-pong between ranks a and b (a != b), at level "intra" or "inter".
+  void pingpong(int a, int b, const std::string& level, std::vector<Point>& out);
+  void dense(std::vector<Point>& out);
+  void sparse(std::vector<Point>& out);
+  void dsop(std::vector<Point>& out);
+
+  // The sizes the dense sweep uses for a collective (count 0 skipped): the
+  // count passed to the call and the full vector's bytes per rank.
+  static bool denseCount(const std::string& coll, size_t bytes, int P, size_t* count, double* fullBytes);
+
+  // Prints one line per point on rank 0 as the sweep goes (progress).
+  bool verbose = true;
+
+ private:
+  Point timePoint(Point p, const std::function<void()>& call);
+
+  scbench::Group& g_;
+  scbench::RankState& rs_;
+  const Plan& plan_;
+};
+
+}  // namespace sctune
