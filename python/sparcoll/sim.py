@@ -74,21 +74,21 @@ class Model:
     def machines(self, P: int) -> int:
         return 1 if self.ranks_per_node <= 0 else max(1, -(-P // self.ranks_per_node))
 
-    def count(self, collective: str, P: int, nbytes: int) -> Tuple[int, float]:
+    def count(self, collective: str, P: int, nbytes: int) -> int:
         """The estimate call's count for `nbytes` of the collective on P ranks."""
         elems = max(1, nbytes // 4)
         if collective in ("reduce_scatter", "allgather"):
-            return max(1, elems // P), 0.0
+            return max(1, elems // P)
         if collective == "dsop":
-            return max(1, int(math.isqrt(elems))), 0.0
-        return elems, 0.0
+            return max(1, int(math.isqrt(elems)))
+        return elems
 
     def estimate(self, collective: str, algo: str, P: int, nbytes: int, density: float) -> Tuple[float, str]:
         cm = self._models.get(P)
         if cm is None:  # one parsed model per P (the file is read once each)
             cm = self._models[P] = model.CostModel(self.tuning, transport=self.transport, memory=self.memory,
                                                    nranks=P, machines=self.machines(P))
-        count, _ = self.count(collective, P, nbytes)
+        count = self.count(collective, P, nbytes)
         return cm.estimate(collective, count, "float32", algo,
                            density if collective == "sparse_allreduce" else None)
 

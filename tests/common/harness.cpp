@@ -1,5 +1,6 @@
 #include "common/harness.h"
 
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -92,6 +93,19 @@ int gpuCount() {
 #else
   return 0;
 #endif
+}
+
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  const char* old = std::getenv(name);
+  had_ = old != nullptr;
+  if (had_) old_ = old;
+  if (value) setenv(name, value, 1);
+  else unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (had_) setenv(name_.c_str(), old_.c_str(), 1);
+  else unsetenv(name_.c_str());
 }
 
 }  // namespace sctest

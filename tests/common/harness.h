@@ -39,6 +39,19 @@ int gpuCount();
     if (::sctest::gpuCount() == 0) GTEST_SKIP() << "no CUDA device present: GPU test skipped"; \
   } while (0)
 
+// Environment variable set for the lifetime of the object (then restored).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_;
+};
+
 // ASSERT-style check of an scResult_t with the communicator's last error.
 #define SC_OK(comm, expr)                                                               \
   do {                                                                                 \

@@ -47,18 +47,7 @@ class CrossRank {
   std::vector<std::string> labels_;             // recorded by rank 0 (local) / this rank (MPI)
 };
 
-// Environment variable set for the lifetime of the object (then restored).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_, old_;
-  bool had_;
-};
+using sctest::ScopedEnv;  // common/harness.h
 
 }  // namespace dtest
 

@@ -58,19 +58,6 @@ std::string parseError(const std::string& text) {
   return "";
 }
 
-ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
-  const char* old = std::getenv(name);
-  had_ = old != nullptr;
-  if (had_) old_ = old;
-  if (value) setenv(name, value, 1);
-  else unsetenv(name);
-}
-
-ScopedEnv::~ScopedEnv() {
-  if (had_) setenv(name_.c_str(), old_.c_str(), 1);
-  else unsetenv(name_.c_str());
-}
-
 scConfig_t configWith(const char* tuningFile) {
   scConfig_t cfg = sctest::testConfig();
   cfg.tuningFile = tuningFile;

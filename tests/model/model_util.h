@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "common/harness.h"
 #include "sparcoll/sparcoll.h"
 
 namespace mtest {
@@ -19,18 +20,7 @@ std::string tuningJson(const std::string& models, const std::string& rules = "[]
 // " (csrc/...:line)"; "" when it parses.
 std::string parseError(const std::string& text);
 
-// Environment variable set for the lifetime of the object (then restored).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_, old_;
-  bool had_;
-};
+using sctest::ScopedEnv;  // common/harness.h
 
 // A config with a 60 s deadline and the given tuning file (NULL: none).
 scConfig_t configWith(const char* tuningFile);

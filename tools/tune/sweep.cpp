@@ -62,29 +62,30 @@ int denseAlgoId(const std::string& n) {
          : n == "native" ? scAlgoNative : scAlgoAuto;
 }
 
-std::vector<std::string> sparseAlgorithms() {
+namespace {
+
+// An algorithm enum's names from its C name function: values 1 .. count-1
+// (auto, 0, left out), and a name's value (0, auto, when unknown).
+template <class E>
+std::vector<std::string> namesOf(int count, const char* (*name)(E)) {
   std::vector<std::string> v;
-  for (int a = 1; a < scNumSparseAlgos; ++a) v.push_back(scSparseAlgoName(scSparseAlgo_t(a)));
+  for (int a = 1; a < count; ++a) v.push_back(name(E(a)));
   return v;
 }
 
-int sparseAlgoId(const std::string& n) {
-  for (int a = 0; a < scNumSparseAlgos; ++a)
-    if (n == scSparseAlgoName(scSparseAlgo_t(a))) return a;
-  return scSparseAuto;
+template <class E>
+int idOf(const std::string& n, int count, const char* (*name)(E)) {
+  for (int a = 0; a < count; ++a)
+    if (n == name(E(a))) return a;
+  return 0;
 }
 
-std::vector<std::string> dsopAlgorithms() {
-  std::vector<std::string> v;
-  for (int a = 1; a < scNumDsopAlgos; ++a) v.push_back(scDsopAlgoName(scDsopAlgo_t(a)));
-  return v;
-}
+}  // namespace
 
-int dsopAlgoId(const std::string& n) {
-  for (int a = 0; a < scNumDsopAlgos; ++a)
-    if (n == scDsopAlgoName(scDsopAlgo_t(a))) return a;
-  return scDsopAuto;
-}
+std::vector<std::string> sparseAlgorithms() { return namesOf(scNumSparseAlgos, scSparseAlgoName); }
+int sparseAlgoId(const std::string& n) { return idOf(n, scNumSparseAlgos, scSparseAlgoName); }
+std::vector<std::string> dsopAlgorithms() { return namesOf(scNumDsopAlgos, scDsopAlgoName); }
+int dsopAlgoId(const std::string& n) { return idOf(n, scNumDsopAlgos, scDsopAlgoName); }
 
 std::string humanTime(double s) {
   return s < 1e-3 ? fmt("%.1f us", s * 1e6) : s < 1 ? fmt("%.2f ms", s * 1e3) : fmt("%.2f s", s);
@@ -183,6 +184,17 @@ void Sweep::pingpong(int a, int b, const std::string& level, std::vector<Point>&
   }
   scTopologyDestroy(ping);
   scTopologyDestroy(pong);
+}
+
+void Sweep::collectives(std::vector<Point>& out) {
+  const bool root = rs_.rank == 0;
+  if (root) std::printf("# dense collectives\n");
+  dense(out);
+  if (plan_.denseOnly) return;
+  if (root) std::printf("# sparse allreduce\n");
+  sparse(out);
+  if (root) std::printf("# DSOP\n");
+  dsop(out);
 }
 
 void Sweep::dense(std::vector<Point>& out) {

@@ -64,6 +64,9 @@ class Sweep {
   void dense(std::vector<Point>& out);
   void sparse(std::vector<Point>& out);
   void dsop(std::vector<Point>& out);
+  // dense, then (unless the plan is dense-only) sparse and dsop, each under a
+  // header line on rank 0: the sweep both modes run.
+  void collectives(std::vector<Point>& out);
 
   // The sizes the dense sweep uses for a collective (count 0 skipped): the
   // count passed to the call and the full vector's bytes per rank.

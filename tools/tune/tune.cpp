@@ -291,14 +291,7 @@ long long runTune(scbench::Group& g, scbench::RankState& rs, const Setup& s) {
   if (root) std::printf("# ping-pong (one way: half the round trip)\n");
   if (intraPeer > 0) sw.pingpong(0, intraPeer, "intra", pts);
   if (interPeer > 0) sw.pingpong(0, interPeer, "inter", pts);
-  if (root) std::printf("# dense collectives\n");
-  sw.dense(pts);
-  if (!s.plan.denseOnly) {
-    if (root) std::printf("# sparse allreduce\n");
-    sw.sparse(pts);
-    if (root) std::printf("# DSOP\n");
-    sw.dsop(pts);
-  }
+  sw.collectives(pts);
   const double tSweep = scbench::now() - t0;
   if (!root) return 0;  // rank 0 fits, alone: the model needs no communicator
 

@@ -38,14 +38,7 @@ long long runValidate(scbench::Group& g, scbench::RankState& rs, const Setup& s)
   }
   Sweep sw(g, rs, s.plan);
   std::vector<Point> pts;
-  if (root) std::printf("# dense collectives\n");
-  sw.dense(pts);
-  if (!s.plan.denseOnly) {
-    if (root) std::printf("# sparse allreduce\n");
-    sw.sparse(pts);
-    if (root) std::printf("# DSOP\n");
-    sw.dsop(pts);
-  }
+  sw.collectives(pts);
   if (!root) return 0;
 
   // rs.comm read the file at creation: its estimates are the library's.
