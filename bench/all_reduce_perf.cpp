@@ -14,7 +14,7 @@ class AllReduce final : public scbench::Collective {
   double busFactor(int n) const override { return 2.0 * (n - 1) / n; }
 
   void init(scbench::RankState& rs, const scbench::Case& c) override {
-    const scbench::DenseData d{c.op, rs.nranks, c.seed};
+    const scbench::DenseData d{c.op, rs.nranks, c.seed, c.dtype};
     rs.zero(rs.recv.data(), c.layout.recvCount * c.esz);
     rs.write(rs.sendPtr(c), c.layout.sendCount, c.dtype,
              [&](uint64_t i) { return d.input(rs.rank, i); });
@@ -24,7 +24,7 @@ class AllReduce final : public scbench::Collective {
                        scbench::denseAlgo(c.algorithm), rs.comm, rs.stream);
   }
   uint64_t check(scbench::RankState& rs, const scbench::Case& c) override {
-    const scbench::DenseData d{c.op, rs.nranks, c.seed};
+    const scbench::DenseData d{c.op, rs.nranks, c.seed, c.dtype};
     return rs.countWrong(rs.recvPtr(c), c.layout.recvCount, c.dtype, [&](uint64_t i) { return d.reduced(i); });
   }
 };

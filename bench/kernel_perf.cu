@@ -15,13 +15,13 @@
 //   bench/kernel_perf --only reduce -s 256M  (bytes per operand)
 //   bench/kernel_perf --only sparse -N 16M   (entries)
 #include <cuda_runtime_api.h>
-#include <getopt.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -249,37 +249,33 @@ int runSparse(const Opts& o, cudaStream_t s) {
   return 0;
 }
 
-const char* usage =
-    "kernel_perf [options]   (GPU builds; device 0)\n"
-    "  --only reduce|sparse   one part (default both)\n"
-    "  -s BYTES               reduce: bytes per operand (default 256M)\n"
-    "  -N ENTRIES             sparse: entries (default 16M)\n"
-    "  -n iters / -w warmup   timed runs (median) / warm-ups (20 / 3)\n";
-
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     Opts o;
-    static const option longopts[] = {{"only", required_argument, nullptr, 1}, {"help", no_argument, nullptr, 'h'},
-                                      {nullptr, 0, nullptr, 0}};
-    for (int c; (c = getopt_long(argc, argv, "s:N:n:w:h", longopts, nullptr)) != -1;) {
-      switch (c) {
-        case 's': o.operandBytes = scbench::parseSize(optarg, "-s"); break;
-        case 'N': o.entries = scbench::parseSize(optarg, "-N"); break;
-        case 'n': o.iters = std::max(1, std::atoi(optarg)); break;
-        case 'w': o.warmup = std::max(0, std::atoi(optarg)); break;
-        case 1:
-          if (std::string(optarg) == "reduce") o.sparse = false;
-          else if (std::string(optarg) == "sparse") o.reduce = false;
-          else throw UsageError{std::string("--only reduce|sparse, got '") + optarg + "'"};
-          break;
-        case 'h': std::fputs(usage, stdout); return 0;
-        default: throw UsageError{"bad option (see -h)"};
-      }
+    scbench::FlagSet flags;
+    flags.add({0, "only", "<reduce|sparse>", "one part (default both)", [&o](const std::string& v) {
+                 if (v != "reduce" && v != "sparse") throw UsageError{"--only takes reduce or sparse, got '" + v + "'"};
+                 o.reduce = v == "reduce";
+                 o.sparse = v == "sparse";
+               }});
+    flags.add({'s', "", "<bytes>", "reduce: bytes per operand, at least 16 (default 256M)", [&o](const std::string& v) {
+                 o.operandBytes = scbench::parseSize(v, "-s");
+                 if (o.operandBytes < 16) throw UsageError{"-s needs at least 16 bytes per operand"};
+               }});
+    flags.add({'N', "", "<entries>", "sparse: entries, at least 2 (default 16M)", [&o](const std::string& v) {
+                 o.entries = scbench::parseSize(v, "-N");
+                 if (o.entries < 2) throw UsageError{"-N needs at least 2 entries"};
+               }});
+    flags.add({'n', "", "<n>", "timed runs; the median is reported (default 20)",
+               [&o](const std::string& v) { o.iters = int(scbench::parseInt(v, "-n", 1, 1 << 30)); }});
+    flags.add({'w', "", "<n>", "warm-up runs (default 3)",
+               [&o](const std::string& v) { o.warmup = int(scbench::parseInt(v, "-w", 0, 1 << 30)); }});
+    if (!flags.parse(argc, argv)) {
+      std::fputs(flags.usage("USAGE: kernel_perf [options]   (GPU builds; device 0)").c_str(), stdout);
+      return 0;
     }
-    if (optind < argc) throw UsageError{std::string("unexpected argument '") + argv[optind] + "'"};
-    if (o.operandBytes < 16 || o.entries < 2) throw UsageError{"-s needs >= 16 bytes and -N >= 2 entries"};
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
       std::fprintf(stderr, "kernel_perf: no CUDA device is visible\n");
@@ -301,8 +297,11 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kernel_perf: %s\n", e.msg.c_str());
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "kernel_perf: cannot allocate host memory (lower -s or -N)\n");
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kernel_perf: %s\n", e.what());
-    return 1;
+    return 2;
   }
 }

@@ -21,7 +21,7 @@ class ReduceScatter final : public scbench::Collective {
   // Rank r's input element j is input(r, j) over the whole nranks*count vector;
   // rank r receives block r of the reduction.
   void init(scbench::RankState& rs, const scbench::Case& c) override {
-    const scbench::DenseData d{c.op, rs.nranks, c.seed};
+    const scbench::DenseData d{c.op, rs.nranks, c.seed, c.dtype};
     rs.zero(rs.recv.data(), c.layout.sendCount * c.esz);
     rs.write(rs.sendPtr(c), c.layout.sendCount, c.dtype,
              [&](uint64_t j) { return d.input(rs.rank, j); });
@@ -31,7 +31,7 @@ class ReduceScatter final : public scbench::Collective {
                            scbench::denseAlgo(c.algorithm), rs.comm, rs.stream);
   }
   uint64_t check(scbench::RankState& rs, const scbench::Case& c) override {
-    const scbench::DenseData d{c.op, rs.nranks, c.seed};
+    const scbench::DenseData d{c.op, rs.nranks, c.seed, c.dtype};
     const uint64_t first = uint64_t(rs.rank) * c.layout.recvCount;
     return rs.countWrong(rs.recvPtr(c), c.layout.recvCount, c.dtype,
                          [&](uint64_t k) { return d.reduced(first + k); });

@@ -86,7 +86,12 @@ class Topk final : public Tool {
            [this](const std::string& v) { methods_ = parseList(v, "-m", parseMethod); }});
     f.add({'B', "buckets", "<list>", "bucket sizes of the bucketed methods (default 512)",
            [this](const std::string& v) {
-             buckets_ = parseList(v, "-B", [](const std::string& s) { return parseSize(s, "-B (buckets)"); });
+             buckets_ = parseList(v, "-B", [](const std::string& s) {
+               const size_t b = parseSize(s, "-B (buckets)");
+               if (b < 1 || b > (size_t(1) << 32))  // what scTopkConfig_t.bucket accepts
+                 throw UsageError{"invalid bucket size '" + s + "' for -B (expected 1 to 4G)"};
+               return b;
+             });
            }});
     f.add({'o', "outputs", "<list>", "output modes: variable,fixed (default variable)", [this](const std::string& v) {
              outputs_ = parseList(v, "-o", [](const std::string& s) {

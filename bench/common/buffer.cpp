@@ -27,14 +27,18 @@ Buffer::Buffer(size_t bytes, int device) : bytes_(bytes), device_(device) {
   const size_t alloc = bytes ? bytes : 1;
   if (device < 0) {
     ptr_ = static_cast<char*>(std::aligned_alloc(64, (alloc + 63) / 64 * 64));
-    if (!ptr_) throw UsageError{"out of host memory allocating " + std::to_string(bytes) + " bytes"};
+    if (!ptr_)
+      throw UsageError{"cannot allocate " + std::to_string(bytes) +
+                       " bytes of host memory (lower the largest size or the number of ranks)"};
     std::memset(ptr_, 0, alloc);  // touch the pages now, not inside the timed loop
     return;
   }
 #ifdef SPARCOLL_HAVE_CUDA
   cudaCheck(cudaSetDevice(device), "cudaSetDevice");
   void* p = nullptr;
-  cudaCheck(cudaMalloc(&p, alloc), "cudaMalloc");
+  if (const cudaError_t e = cudaMalloc(&p, alloc); e != cudaSuccess)
+    throw UsageError{"cannot allocate " + std::to_string(bytes) + " bytes on GPU " + std::to_string(device) + ": " +
+                     cudaGetErrorString(e)};
   ptr_ = static_cast<char*>(p);
   cudaCheck(cudaMemset(ptr_, 0, alloc), "cudaMemset");
 #else

@@ -7,9 +7,12 @@
 
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <new>
 #include <thread>
 
 #include "common/json.h"
@@ -23,7 +26,70 @@ namespace scbench {
 
 namespace {
 
-[[maybe_unused]] bool g_mpiActive = false;  // read only in MPI builds
+const char* g_tool = "sparcoll bench";  // the running tool's name, for error lines
+
+// One error line on stderr, "<tool>: <msg>", after what stdout holds so far.
+void printError(const std::string& msg) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", g_tool, msg.c_str());
+  std::fflush(stderr);
+}
+
+// The message of the exception being handled (never empty).
+std::string currentError() {
+  std::string m;
+  try {
+    throw;
+  } catch (const UsageError& e) {
+    m = e.msg;
+  } catch (const std::bad_alloc&) {
+    m = "cannot allocate memory (lower the largest size or the number of ranks)";
+  } catch (const std::exception& e) {
+    m = e.what();
+  } catch (...) {
+  }
+  return m.empty() ? "unknown error" : m;
+}
+
+// A rank's failure as reported: "rank r: " names it when the run has several.
+std::string onRank(int rank, int nranks, const std::string& msg) {
+  return nranks > 1 ? "rank " + std::to_string(rank) + ": " + msg : msg;
+}
+
+// The rank threads of the local transport report here; the main thread waits
+// for all of them or for the first failure. A failed rank can leave the others
+// waiting for it (in a barrier, or in a call until its deadline), so the main
+// thread then reports and exits without joining them.
+class RankOutcomes {
+ public:
+  explicit RankOutcomes(int nranks) : running_(nranks) {}
+  void finished(std::string failure) {
+    std::lock_guard<std::mutex> lk(m_);
+    if (first_.empty()) first_ = std::move(failure);
+    --running_;
+    cv_.notify_all();
+  }
+  // The first failure ("" if none), once every rank finished or one failed.
+  std::string wait(bool* allFinished) {
+    std::unique_lock<std::mutex> lk(m_);
+    cv_.wait(lk, [&] { return running_ == 0 || !first_.empty(); });
+    *allFinished = running_ == 0;
+    return first_;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int running_;
+  std::string first_;
+};
+
+// Ends the process from the main thread while rank threads may still run:
+// no destructors, no atexit handlers (they would race with those threads).
+[[noreturn]] void exitNow(const std::string& msg) {
+  printError(msg);
+  std::_Exit(2);
+}
 
 std::string hostName() {
   char h[256] = "?";
@@ -84,12 +150,16 @@ scConfig_t configFor(const Tool& tool, const Options& o) {
   return cfg;
 }
 
-// "<what> failed: <error>: <detail>"; the library's detail usually starts
-// with the error's name already, which is then not repeated.
+// "<what> failed: <message>". The library's message starts with the error's
+// name (scGetErrorString) already: it is taken whole, never prefixed again;
+// the communicator's first, else the thread's (failures the library records
+// without the communicator). A message that does not start with the name is
+// an older failure's, and only the name is reported.
 std::string failure(const std::string& what, scResult_t r, scComm_t comm) {
-  const std::string err = scGetErrorString(r), detail = scGetLastError(comm);
-  if (detail.empty()) return what + " failed: " + err;
-  return what + " failed: " + (detail.rfind(err, 0) == 0 ? detail : err + ": " + detail);
+  const std::string err = scGetErrorString(r);
+  for (const char* m : {scGetLastError(comm), scGetLastError(nullptr)})
+    if (m && std::string(m).rfind(err, 0) == 0) return what + " failed: " + m;
+  return what + " failed: " + err;
 }
 
 [[noreturn]] void initFailed(const char* what, scResult_t r) { fatal(failure(what, r, nullptr)); }
@@ -101,7 +171,6 @@ long long runMpi(Tool& tool, const Options& o, RunInfo& info, int* argc, char***
     throw UsageError{"-t nccl needs a build with CUDA and NCCL (SPARCOLL_CUDA=ON SPARCOLL_NCCL=ON)"};
 #endif
   MPI_Init(argc, argv);
-  g_mpiActive = true;
   long long failed = 0;
   std::string problem;
   {
@@ -119,30 +188,29 @@ long long runMpi(Tool& tool, const Options& o, RunInfo& info, int* argc, char***
     for (const auto& p : g->allgather(hostMemoryProblem(tool, o, rs.nranks, localSize)))
       if (problem.empty()) problem = p;
     if (problem.empty()) {
-      scConfig_t cfg = configFor(tool, o);
-      if (o.transport == scTransportNccl) {  // one GPU per rank, chosen by node-local rank
-        const int ndev = deviceCount();
-        if (ndev == 0) fatal("rank " + std::to_string(rs.rank) + ": the nccl transport needs a GPU; none is visible");
-        useDevice(rs, localRank % ndev);
-        cfg.device = rs.cudaDevice;
-      }
-      info.nranks = rs.nranks;
-      info.device = rs.device;
-      const scResult_t r = scCommInitMpi(&rs.comm, nullptr, &cfg);
-      if (r != scSuccess) initFailed("scCommInitMpi", r);
       try {
+        scConfig_t cfg = configFor(tool, o);
+        if (o.transport == scTransportNccl) {  // one GPU per rank, chosen by node-local rank
+          const int ndev = deviceCount();
+          if (ndev == 0) fatal("the nccl transport needs a GPU; none is visible");
+          useDevice(rs, localRank % ndev);
+          cfg.device = rs.cudaDevice;
+        }
+        info.nranks = rs.nranks;
+        info.device = rs.device;
+        const scResult_t r = scCommInitMpi(&rs.comm, nullptr, &cfg);
+        if (r != scSuccess) initFailed("scCommInitMpi", r);
         failed = rankBody(tool, *g, rs, o, info);
-      } catch (const UsageError& e) {
-        fatal("rank " + std::to_string(rs.rank) + ": " + e.msg);
-      } catch (const std::exception& e) {
-        fatal("rank " + std::to_string(rs.rank) + ": " + e.what());
+      } catch (...) {
+        // The other ranks may be waiting for this one: the whole job ends.
+        printError(onRank(rs.rank, rs.nranks, currentError()));
+        MPI_Abort(MPI_COMM_WORLD, 2);
       }
       scCommDestroy(rs.comm);
       destroyStream(rs.stream);
     }
   }
   MPI_Finalize();
-  g_mpiActive = false;
   if (!problem.empty()) throw UsageError{problem};
   return failed;
 #else
@@ -181,12 +249,7 @@ long long runNcclSingle(Tool& tool, const Options& o, RunInfo& info) {
   if (r != scSuccess) initFailed("scGetUniqueId", r);
   r = scCommInitRank(&rs.comm, 1, id, 0, &cfg);
   if (r != scSuccess) initFailed("scCommInitRank", r);
-  long long failed = 0;
-  try {
-    failed = rankBody(tool, g, rs, o, info);
-  } catch (const UsageError& e) {
-    fatal(e.msg);
-  }
+  const long long failed = rankBody(tool, g, rs, o, info);  // errors propagate to run()
   scCommDestroy(rs.comm);
   destroyStream(rs.stream);
   return failed;
@@ -211,10 +274,12 @@ long long runLocal(Tool& tool, const Options& o, RunInfo& info) {
   if (r != scSuccess) initFailed("scCommInitLocal", r);
 
   ThreadHub hub(P);
+  RankOutcomes outcomes(P);
   std::vector<long long> failed(P, 0);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < P; ++rank) {
-    threads.emplace_back([&, rank] {
+    auto body = [&, rank] {
+      std::string failure;
       try {
         ThreadGroup g(hub, rank);
         RankState rs;
@@ -224,15 +289,23 @@ long long runLocal(Tool& tool, const Options& o, RunInfo& info) {
         if (o.deviceBuffers) useDevice(rs, devices[rank]);
         failed[rank] = rankBody(tool, g, rs, o, info);
         destroyStream(rs.stream);
-      } catch (const UsageError& e) {
-        fatal("rank " + std::to_string(rank) + ": " + e.msg);
-      } catch (const std::exception& e) {
-        fatal("rank " + std::to_string(rank) + ": " + e.what());
+      } catch (...) {
+        failure = onRank(rank, P, currentError());
       }
-    });
+      outcomes.finished(std::move(failure));
+    };
+    try {
+      threads.emplace_back(body);
+    } catch (const std::exception& e) {  // the ranks started wait for this one
+      exitNow(fmt("cannot start the thread of rank %d of %d: %s", rank, P, e.what()));
+    }
   }
+  bool allFinished = false;
+  const std::string failure = outcomes.wait(&allFinished);
+  if (!allFinished) exitNow(failure);
   for (auto& t : threads) t.join();
   for (auto c : comms) scCommDestroy(c);
+  if (!failure.empty()) throw UsageError{failure};
   return failed[0];
 }
 
@@ -249,20 +322,9 @@ long long runAlone(Tool& tool, const Options& o, RunInfo& info) {
 
 }  // namespace
 
-void fatal(const std::string& msg) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "sparcoll bench: error: %s\n", msg.c_str());
-  std::fflush(stderr);
-#ifdef SPARCOLL_HAVE_MPI
-  if (g_mpiActive) MPI_Abort(MPI_COMM_WORLD, 2);
-#endif
-  std::_Exit(2);
-}
+void fatal(const std::string& msg) { throw UsageError{msg}; }
 
-void callFailed(const RankState& rs, const std::string& what, scResult_t r) {
-  const bool ranked = rs.comm || rs.nranks > 1;  // tools without ranks have no "rank 0" to name
-  fatal((ranked ? "rank " + std::to_string(rs.rank) + ": " : std::string()) + failure(what, r, rs.comm));
-}
+void callFailed(const RankState& rs, const std::string& what, scResult_t r) { fatal(failure(what, r, rs.comm)); }
 
 std::vector<size_t> sweepSizes(const Options& o) {
   if (!o.sizeList.empty()) return o.sizeList;
@@ -290,6 +352,7 @@ std::string rankLine(const RankState& rs, const RunInfo& info) {
 
 int run(int argc, char** argv, Tool& tool) {
   const ToolSpec spec = tool.spec();
+  g_tool = spec.name;
   try {
     Options o;
     if (!spec.algorithms.empty()) o.algorithms = {spec.algorithms.front()};
@@ -316,11 +379,10 @@ int run(int argc, char** argv, Tool& tool) {
                              : o.transport == scTransportNccl && !underMpirun ? runNcclSingle(tool, o, info)
                                                                               : runMpi(tool, o, info, &argc, &argv);
     return failed ? 1 : 0;
-  } catch (const UsageError& e) {
-    if (envRankZero()) std::fprintf(stderr, "%s: %s\n", spec.name, e.msg.c_str());
-    return 2;
-  } catch (const std::exception& e) {
-    if (envRankZero()) std::fprintf(stderr, "%s: %s\n", spec.name, e.what());
+  } catch (...) {
+    // Usage errors, and the failures of runs without ranks or of a local
+    // run whose ranks all returned; under mpirun every rank has the same.
+    if (envRankZero()) printError(currentError());
     return 2;
   }
 }

@@ -10,8 +10,8 @@
 
 namespace scbench {
 
-// Thrown for bad command lines and setup failures; the driver prints it once,
-// prefixed by the tool's name, and exits 2.
+// Thrown for bad command lines, setup failures and failures during the run
+// (fatal()); the driver prints it once, prefixed by the tool's name, and exits 2.
 struct UsageError {
   std::string msg;
 };

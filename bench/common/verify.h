@@ -2,7 +2,11 @@
 // so that every partial result of the reduction, in any order, is an integer
 // of magnitude <= 120: exact in every type (int8 ... bfloat16, whose integers
 // are exact up to 256) and free of overflow. The expected result is therefore
-// one exact value per element, and a check compares bit patterns.
+// one exact value per element, and a check compares bit patterns. The
+// exception is sum on int8 and uint8, which must wrap modulo 256: there every
+// rank's input spans the whole type, so sums over 2 or more ranks leave its
+// range, and the expected value is the exact sum wrapped the same way (exact
+// as well: wrapping addition is associative, so every order gives it).
 #pragma once
 
 #include <cstdint>
@@ -21,20 +25,32 @@ inline uint64_t mix(uint64_t i, uint64_t seed) {
   return h ^ (h >> 32);
 }
 
+// v modulo 256 as the 8-bit type dt stores it: [0, 255] for uint8, [-128, 127]
+// for int8 (two's complement).
+inline double wrap8(int64_t v, scDataType_t dt) {
+  const int64_t u = v & 0xff;
+  return double(dt == scInt8 && u >= 128 ? u - 256 : u);
+}
+
 // Dense reductions over P ranks: rank r holds input(r, i); every rank's result
 // is reduced(i). Correct for P <= 120 (larger P would leave the exact range of
-// int8/bfloat16; sum then degenerates to zeros, which is still exact).
+// bfloat16; sum then degenerates to zeros, which is still exact).
 struct DenseData {
   scRedOp_t op;
   int P;
   uint64_t seed;
+  scDataType_t dtype = scFloat32;  // int8/uint8 sums wrap (see above)
 
   static constexpr int kMax = 120;
+
+  bool wraps() const { return op == scSum && (dtype == scInt8 || dtype == scUint8); }
 
   double input(int rank, uint64_t i) const {
     const uint64_t h = mix(i, seed);
     switch (op) {
-      case scSum: {  // [0, kMax/P]: the sum stays <= kMax
+      case scSum: {
+        if (wraps()) return wrap8(int64_t(mix(i, seed ^ (uint64_t(rank) << 32)) & 0xff), dtype);  // uniform, per rank
+        // [0, kMax/P]: the sum stays <= kMax
         const uint64_t q = uint64_t(kMax / P);
         return double((h + 3u * uint64_t(rank)) % (q + 1));
       }
@@ -65,7 +81,8 @@ struct DenseData {
         default: acc += x; break;  // sum, avg
       }
     }
-    return op == scAvg ? acc / P : acc;  // exact: the sum is a multiple of P
+    if (wraps()) return wrap8(int64_t(acc), dtype);  // |acc| <= 255 P: exact in a double
+    return op == scAvg ? acc / P : acc;     // exact: the sum is a multiple of P
   }
 };
 

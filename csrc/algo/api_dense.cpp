@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "algo/dense.h"
 #include "core/api_guard.h"
+#include "core/overlap.h"
 
 namespace sc {
 namespace {
@@ -45,6 +47,20 @@ size_t mulChecked(size_t a, size_t b) {
   return a * b;
 }
 
+// recvbuf either is exactly the collective's in-place position (inPlace, as
+// sparcoll.h defines it per collective) or shares no byte with sendbuf: the
+// schedules read sendbuf after writing recvbuf, so any other overlap returned
+// garbage without an error. `rule` says what in place means for this call.
+void checkOverlap(const void* send, size_t sendElems, const void* recv, size_t recvElems, scDataType_t dt,
+                  bool inPlace, const std::string& rule) {
+  const size_t esz = dtypeSize(dt), sb = sendElems * esz, rb = recvElems * esz;
+  if (inPlace || !overlaps(send, sb, recv, rb)) return;
+  const uintptr_t s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
+  SC_THROW(scInvalidArgument, "recvbuf (", rb, " bytes) overlaps sendbuf (", sb, " bytes) at recvbuf = sendbuf ",
+           r >= s ? "+ " : "- ", r >= s ? r - s : s - r, " bytes, which is not in place (", rule,
+           "): pass disjoint buffers or the in-place form");
+}
+
 void finishAvg(Ctx& c, scAlgo_t algo, void* buf, size_t n) {
   if (c.op == scAvg && c.size > 1 && !(algo == scAlgoNative && c.comm.transport->nativeHasAvg()))
     c.comm.backend->divide(buf, n, c.dt, c.size, c.stream);
@@ -62,11 +78,13 @@ using namespace sc;
 
 extern "C" scResult_t scAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op,
                                   scAlgo_t algo, scComm_t comm, void* stream) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     checkCall(comm, dt, stream);
     checkOp(op);
     checkBuffers(comm, send, count, recv, count, dt);
     const scAlgo_t a = chooseAlgo(*comm, Coll::AllReduce, algo, count * dtypeSize(dt));
+    checkOverlap(send, count, recv, count, dt, send == recv, "recvbuf == sendbuf");
+    setCall(*comm, {"scAllReduce", count, dt, op, algoName(a)});
     if (count == 0) return;
     Ctx c(*comm, dt, op, stream);
     if (c.size == 1) {
@@ -86,12 +104,17 @@ extern "C" scResult_t scAllReduce(const void* send, void* recv, size_t count, sc
 
 extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt,
                                       scRedOp_t op, scAlgo_t algo, scComm_t comm, void* stream) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     checkCall(comm, dt, stream);
     checkOp(op);
     const size_t total = mulChecked(comm->size(), recvcount);
     checkBuffers(comm, send, total, recv, recvcount, dt);
     const scAlgo_t a = chooseAlgo(*comm, Coll::ReduceScatter, algo, total * dtypeSize(dt));
+    const size_t rsOff = size_t(comm->rank()) * recvcount * dtypeSize(dt);
+    checkOverlap(send, total, recv, recvcount, dt, static_cast<const char*>(send) + rsOff == recv,
+                 cat("recvbuf == sendbuf + rank*recvcount elements = sendbuf + ", rsOff, " bytes on rank ",
+                     comm->rank()));
+    setCall(*comm, {"scReduceScatter", recvcount, dt, op, algoName(a)});
     if (recvcount == 0) return;
     Ctx c(*comm, dt, op, stream);
     if (c.size == 1) {
@@ -117,11 +140,16 @@ extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvc
 
 extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt,
                                   scAlgo_t algo, scComm_t comm, void* stream) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     checkCall(comm, dt, stream);
     const size_t total = mulChecked(comm->size(), sendcount);
     checkBuffers(comm, send, sendcount, recv, total, dt);
     const scAlgo_t a = chooseAlgo(*comm, Coll::AllGather, algo, total * dtypeSize(dt));
+    const size_t agOff = size_t(comm->rank()) * sendcount * dtypeSize(dt);
+    checkOverlap(send, sendcount, recv, total, dt, static_cast<const char*>(recv) + agOff == send,
+                 cat("sendbuf == recvbuf + rank*sendcount elements = recvbuf + ", agOff, " bytes on rank ",
+                     comm->rank()));
+    setCall(*comm, {"scAllGather", sendcount, dt, -1, algoName(a)});
     if (sendcount == 0) return;
     Ctx c(*comm, dt, scSum, stream);
     switch (a) {
@@ -137,9 +165,10 @@ extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount
 }
 
 extern "C" scResult_t scBarrier(scComm_t comm, void* stream) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     checkComm(comm);
     checkStream(comm, stream);
+    setCall(*comm, {"scBarrier"});
     comm->transport->barrier(stream, comm->deadline());
   });
 }

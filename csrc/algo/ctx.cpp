@@ -1,6 +1,38 @@
 #include "algo/ctx.h"
 
+#include <string>
+
 namespace sc {
+namespace {
+
+// A round whose errors name where the schedule was (Ctx::where).
+class NamedRound final : public Round {
+ public:
+  NamedRound(std::unique_ptr<Round> r, const Ctx& c) : r_(std::move(r)), c_(c) {}
+  void wait(const Deadline& dl) override {
+    try {
+      r_->wait(dl);
+    } catch (const Error& e) {
+      throw e.within(c_.where());
+    }
+  }
+
+ private:
+  std::unique_ptr<Round> r_;
+  const Ctx& c_;
+};
+
+}  // namespace
+
+std::string Ctx::where() const {
+  std::string w;
+  if (phase_) {
+    w = phase_;
+    if (steps_) w += cat(" step ", step_ + 1, "/", steps_);
+    w += " of ";
+  }
+  return w + (comm.call.name[0] ? comm.call.text() : std::string("the call")) + cat(" (call #", comm.seq, ")");
+}
 
 std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) {
   ops.erase(std::remove_if(ops.begin(), ops.end(), [](const P2POp& o) { return o.bytes == 0 || o.peer < 0; }),
@@ -18,7 +50,7 @@ std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) {
       comm.stats.interNodeMsgsSent++;
     }
   }
-  return comm.transport->post(ops, stream, dl);
+  return std::make_unique<NamedRound>(comm.transport->post(ops, stream, dl), *this);
 }
 
 }  // namespace sc

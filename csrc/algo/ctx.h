@@ -39,6 +39,16 @@ class Ctx {
   // messages that cross nodes (scStats_t.interNode*).
   const std::vector<int>* nodeOf = nullptr;
 
+  // Where the schedule is, named in the errors of its rounds (a timeout then
+  // says "ring reduce-scatter step 2/3 of scAllReduce(...)" and whom the rank
+  // was waiting for). step counts from 0; steps 0: no step numbers.
+  void phase(const char* phase, int step = 0, int steps = 0) {
+    phase_ = phase;
+    step_ = step;
+    steps_ = steps;
+  }
+  std::string where() const;
+
   // Element pointer arithmetic on untyped buffers.
   char* at(void* base, size_t elem) const { return static_cast<char*>(base) + elem * esz; }
   const char* at(const void* base, size_t elem) const { return static_cast<const char*>(base) + elem * esz; }
@@ -72,6 +82,10 @@ class Ctx {
   char* scratch(Scratch slot, size_t elems) { return comm.scratch(slot, std::max<size_t>(elems * esz, 1), stream); }
   // Elements per pipeline slice (ring schedules).
   size_t sliceElems() const { return std::max<size_t>(1, comm.pipelineBytes() / esz); }
+
+ private:
+  const char* phase_ = nullptr;
+  int step_ = 0, steps_ = 0;
 };
 
 // a mod p in [0, p) for any sign of a: ring neighbours and block numbers.

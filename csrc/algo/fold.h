@@ -14,6 +14,12 @@ namespace sc {
 struct Fold {
   int P, p2, r;
   explicit Fold(int P) : P(P), p2(pow2Floor(P)), r(P - pow2Floor(P)) {}
+  // The stages of the power-of-two phase: log2 p2.
+  int stages() const {
+    int n = 0;
+    while ((1 << n) < p2) ++n;
+    return n;
+  }
   bool folded(int rank) const { return rank < 2 * r; }         // takes part in the fold
   bool sitsOut(int rank) const { return folded(rank) && rank % 2 == 0; }
   int newRank(int rank) const { return folded(rank) ? (rank % 2 ? rank / 2 : -1) : rank - r; }
@@ -42,6 +48,7 @@ struct Fold {
   // or nullptr for a rank that sits out).
   const void* foldIn(Ctx& c, const void* src, void* work, size_t n) const {
     const void* mine = sitsOut(c.rank) ? nullptr : src;
+    c.phase("fold to a power of two");
     foldBy(c.rank, [&](int up) { c.sendTo(up, src, n); },
            [&](int down) {
              char* theirs = c.scratch(Scratch::Peer, n);
@@ -53,6 +60,7 @@ struct Fold {
   }
   // The unfold of a dense result of n elements in buf.
   void unfold(Ctx& c, void* buf, size_t n) const {
+    c.phase("unfold");
     unfoldBy(c.rank, [&](int down) { c.sendTo(down, buf, n); }, [&](int up) { c.recvFrom(up, buf, n); });
   }
 };

@@ -37,7 +37,8 @@ void halvingOnPieces(Ctx& c, const Fold& f, const void* mine, void* work, const 
   const int nr = f.newRank(c.rank);
   int lo = 0;  // this rank is responsible for pieces [lo, lo + 2d) before stage d
   const void* cur = mine;
-  for (int d = f.p2 / 2; d >= 1; d /= 2) {
+  for (int d = f.p2 / 2, step = 0; d >= 1; d /= 2, ++step) {
+    c.phase("recursive halving", step, f.stages());
     const HalvingStage h = halvingStage(f, pc, nr, lo, d);
     char* theirs = c.scratch(Scratch::Peer, h.keepLen);
     c.sendrecv(h.peer, c.at(cur, h.giveOff), h.giveLen, h.peer, theirs, h.keepLen);
@@ -53,7 +54,8 @@ void halvingOnPieces(Ctx& c, const Fold& f, const void* mine, void* work, const 
 
 void doublingOnPieces(Ctx& c, const Fold& f, void* buf, const Pieces& pc) {
   const int nr = f.newRank(c.rank);
-  for (int d = 1; d < f.p2; d *= 2) {
+  for (int d = 1, step = 0; d < f.p2; d *= 2, ++step) {
+    c.phase("recursive doubling", step, f.stages());
     const int partner = nr ^ d;
     const int myLo = nr & ~(d - 1), theirLo = partner & ~(d - 1);
     const int peer = f.oldRank(partner);

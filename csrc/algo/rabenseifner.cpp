@@ -27,6 +27,7 @@ void halvingReduceScatter(Ctx& c, const void* send, void* recv, size_t recvcount
   const void* mine = f.foldIn(c, send, work, count);
   if (mine) halvingOnPieces(c, f, mine, work, rankBlockPieces(f, recvcount));
   // Unfold: the odd rank of a pair holds both blocks and sends the lower one down.
+  c.phase("unfold");
   f.unfoldBy(c.rank, [&](int down) { c.sendTo(down, c.at(work, down * recvcount), recvcount); },
              [&](int up) { c.recvFrom(up, recv, recvcount); });
   if (!f.sitsOut(c.rank)) c.copy(recv, c.at(work, c.rank * recvcount), recvcount);
@@ -36,6 +37,7 @@ void doublingAllGather(Ctx& c, const void* send, void* recv, size_t sendcount) {
   const Fold f(c.size);
   c.copy(c.at(recv, c.rank * sendcount), send, sendcount);
   // Fold: the odd rank of a pair takes the even one's block beside its own.
+  c.phase("fold to a power of two");
   f.foldBy(c.rank, [&](int up) { c.sendTo(up, send, sendcount); },
            [&](int down) { c.recvFrom(down, c.at(recv, down * sendcount), sendcount); });
   if (!f.sitsOut(c.rank)) doublingOnPieces(c, f, recv, rankBlockPieces(f, sendcount));

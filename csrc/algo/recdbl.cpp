@@ -12,7 +12,8 @@ void recdblAllReduce(Ctx& c, const void* send, void* recv, size_t count) {
   if (cur) {
     char* theirs = c.scratch(Scratch::Peer, count);
     const int nr = f.newRank(c.rank);
-    for (int d = 1; d < f.p2; d *= 2) {
+    for (int d = 1, step = 0; d < f.p2; d *= 2, ++step) {
+      c.phase("recursive doubling", step, f.stages());
       const int partner = nr ^ d, peer = f.oldRank(partner);
       c.sendrecv(peer, cur, count, peer, theirs, count);
       // Same operand order on both partners keeps the ranks bit-identical.

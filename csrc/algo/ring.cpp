@@ -10,11 +10,14 @@ namespace sc {
 void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L) {
   const int P = c.size, r = c.rank, right = mod(r + 1, P), left = mod(r - 1, P);
   if (P == 1) { c.copy(c.at(work, L.off(0)), c.at(src, L.off(0)), L.len(0)); return; }
-  const size_t S = c.sliceElems();
+  // No slice is longer than the largest block (block 0): the scratch then
+  // follows the message, not a large pipelineBytes (up to 1 GiB per slice).
+  const size_t S = std::min(c.sliceElems(), std::max<size_t>(1, L.len(0)));
   char* tmp[2] = {c.scratch(Scratch::RingSlice0, S), c.scratch(Scratch::RingSlice1, S)};
   // Step s: send block r-s-1 (partial sum), receive block r-s-2 and add our own
   // contribution; after P-1 steps block r has passed every rank.
   for (int s = 0; s < P - 1; ++s) {
+    c.phase("ring reduce-scatter", s, P - 1);
     const size_t sb = mod(r - s - 1, P), rb = mod(r - s - 2, P);
     const char* sendBase = c.at(s == 0 ? src : work, L.off(sb));
     const size_t slen = L.len(sb), rlen = L.len(rb);
@@ -38,6 +41,7 @@ void ringAllGather(Ctx& c, void* buf, const Blocks& L) {
   const int P = c.size, r = c.rank, right = mod(r + 1, P), left = mod(r - 1, P);
   // Step s: forward block r-s (ours at s = 0), receive block r-s-1 in place.
   for (int s = 0; s < P - 1; ++s) {
+    c.phase("ring allgather", s, P - 1);
     const size_t sb = mod(r - s, P), rb = mod(r - s - 1, P);
     c.sendrecv(right, c.at(buf, L.off(sb)), L.len(sb), left, c.at(buf, L.off(rb)), L.len(rb));
   }

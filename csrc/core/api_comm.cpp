@@ -1,5 +1,7 @@
 // C API: communicator lifecycle, queries, statistics, error strings.
 #include <memory>
+#include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "core/api_guard.h"
@@ -8,6 +10,64 @@
 namespace sc {
 namespace {
 thread_local std::string tlsLastError;
+
+// The live communicators. A handle is looked up here before it is read, so a
+// destroyed one gives scInvalidUsage, not a read of freed memory.
+std::mutex gLiveMutex;
+std::unordered_set<const scComm*>& live() {
+  static auto* s = new std::unordered_set<const scComm*>;  // outlives static destructors
+  return *s;
+}
+
+}  // namespace
+
+void registerComm(const scComm* comm) {
+  std::lock_guard<std::mutex> lk(gLiveMutex);
+  live().insert(comm);
+}
+
+void unregisterComm(const scComm* comm) noexcept {
+  std::lock_guard<std::mutex> lk(gLiveMutex);
+  live().erase(comm);
+}
+
+bool commLive(const scComm* comm) {
+  std::lock_guard<std::mutex> lk(gLiveMutex);
+  return live().count(comm) != 0;
+}
+
+scResult_t enterCall(scComm* comm, bool* nested) {
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lk(gLiveMutex);
+    std::thread::id owner{};  // compare_exchange leaves the current holder here
+    if (!live().count(comm)) {
+      why = "communicator handle was destroyed or never created";
+    } else if (!comm->inUse.compare_exchange_strong(owner, std::this_thread::get_id())) {
+      *nested = owner == std::this_thread::get_id();
+      if (!*nested)
+        why = "rank " + std::to_string(comm->rank()) +
+              ": the communicator is in use by another thread (calls on one communicator must not overlap; "
+              "give each thread its own communicator)";
+    }
+  }
+  if (!why.empty()) {
+    recordError(nullptr, scInvalidUsage, why);
+    return scInvalidUsage;
+  }
+  comm->call = CallSig{};
+  return scSuccess;
+}
+
+void leaveCall(scComm* comm) noexcept { comm->inUse.store(std::thread::id{}); }
+
+// Marks comm aborted (once), tells its peers why, and aborts its transport.
+void abortComm(scComm* comm, const std::string& why) {
+  if (comm->aborted) return;
+  comm->aborted = true;
+  comm->abortReason = why;
+  comm->transport->notifyAbort(why);
+  comm->transport->abort();
 }
 
 void recordError(scComm* comm, scResult_t code, const std::string& msg) {
@@ -17,11 +77,7 @@ void recordError(scComm* comm, scResult_t code, const std::string& msg) {
   comm->lastError = full;
   const bool fatal = code == scTimeout || code == scMpiError || code == scNcclError ||
                      code == scCudaError || code == scRemoteError || code == scSystemError;
-  if (fatal && !comm->aborted) {
-    comm->aborted = true;
-    comm->abortReason = full;
-    comm->transport->abort();
-  }
+  if (fatal) abortComm(comm, full);
 }
 
 void checkComm(const scComm* comm) {
@@ -35,7 +91,7 @@ void checkComm(const scComm* comm) {
 using namespace sc;
 
 extern "C" const char* scGetLastError(scComm_t comm) {
-  return comm ? comm->lastError.c_str() : tlsLastError.c_str();
+  return comm && commLive(comm) ? comm->lastError.c_str() : tlsLastError.c_str();
 }
 
 extern "C" scResult_t scCommInitMpi(scComm_t* out, const void* mpiComm, const scConfig_t* cfg) {
@@ -88,7 +144,25 @@ extern "C" scResult_t scCommInitLocal(scComm_t* comms, int nranks, const int* de
 extern "C" scResult_t scCommDestroy(scComm_t comm) {
   return scGuard(nullptr, [&] {
     SC_ARG(comm != nullptr, "communicator is NULL");
+    {
+      // Unregistered here, under the lock, so that of two racing destroys only
+      // one deletes, and no call can enter once the check passed.
+      std::lock_guard<std::mutex> lk(gLiveMutex);
+      SC_REQUIRE(live().count(comm), scInvalidUsage,
+                 "communicator handle was destroyed already or never created");
+      SC_REQUIRE(comm->inUse.load() == std::thread::id{}, scInvalidUsage, "rank ", comm->rank(),
+                 ": scCommDestroy while another thread is inside a call on the communicator");
+      live().erase(comm);
+    }
     delete comm;
+  });
+}
+
+extern "C" scResult_t scCommAbort(scComm_t comm) {
+  // Held like a call, so that no call of another thread runs meanwhile.
+  return scCall(comm, [&] {
+    checkComm(comm);
+    abortComm(comm, cat("scCommAbort was called on rank ", comm->rank()));
   });
 }
 

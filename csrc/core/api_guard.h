@@ -3,6 +3,12 @@
 // on the communicator, or per thread when there is none. Failures that leave
 // the communicator in an unknown state (timeout, transport or CUDA errors)
 // abort it: later calls fail fast instead of hanging.
+//
+// A handle that is not a live communicator (destroyed, or never created) is
+// refused before anything reads it: communicators are registered while they
+// live. Collective calls enter through scCall(), which also holds the
+// communicator for the call: a second thread calling into it meanwhile gets
+// scInvalidUsage instead of racing on its state.
 #pragma once
 
 #include <new>
@@ -15,9 +21,22 @@ namespace sc {
 void recordError(scComm* comm, scResult_t code, const std::string& msg);
 // Throws unless comm is usable: non-null and not aborted.
 void checkComm(const scComm* comm);
+// Whether comm is a communicator that was created and not yet destroyed.
+bool commLive(const scComm* comm);
+// scCall's entry and exit: entry fails (recording the error for this thread
+// only, since another thread may own the communicator) when comm is not live
+// or is in use by another thread; else it holds comm (the call takes its
+// number later, in setCall: core/call.h). *nested: this thread held it already (a call from inside a call),
+// and keeps holding it after the inner call.
+scResult_t enterCall(scComm* comm, bool* nested);
+void leaveCall(scComm* comm) noexcept;
 
 template <typename F>
 scResult_t scGuard(scComm* comm, F&& body) {
+  if (comm && !commLive(comm)) {
+    recordError(nullptr, scInvalidUsage, "communicator handle was destroyed or never created");
+    return scInvalidUsage;
+  }
   try {
     body();
     return scSuccess;
@@ -34,6 +53,22 @@ scResult_t scGuard(scComm* comm, F&& body) {
     recordError(comm, scInternalError, "internal error: unknown exception");
     return scInternalError;
   }
+}
+
+// The guard of a collective call (one that communicates): see above. A NULL
+// comm is left to the body's checkComm, which names it.
+template <typename F>
+scResult_t scCall(scComm* comm, F&& body) {
+  bool nested = false;
+  if (comm) {
+    const scResult_t r = enterCall(comm, &nested);
+    if (r != scSuccess) return r;
+  }
+  struct Leave {
+    scComm* c;
+    ~Leave() { if (c) leaveCall(c); }
+  } leave{nested ? nullptr : comm};
+  return scGuard(comm, std::forward<F>(body));
 }
 
 }  // namespace sc

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -29,6 +30,33 @@ double envParam(const char* name) {
   return d;
 }
 
+// The ring slice size (scConfig_t.pipelineBytes, SPARCOLL_PIPELINE_BYTES): 0 for
+// the default, else at least one element of the widest type (a slice holds
+// whole elements) and at most 1 GiB: every ring call allocates two slices of
+// scratch, so SIZE_MAX was accepted at creation and then failed every ring call.
+constexpr size_t kMinPipelineBytes = 8, kMaxPipelineBytes = size_t(1) << 30;
+
+void checkPipelineBytes(size_t b, const char* what) {
+  SC_ARG(b == 0 || (b >= kMinPipelineBytes && b <= kMaxPipelineBytes), what, " = ", b,
+         " is out of range: 0 (default) or ", kMinPipelineBytes, " to ", kMaxPipelineBytes, " bytes (1 GiB)");
+}
+
+// SPARCOLL_PIPELINE_BYTES: decimal digits only. strtod took "-1" (and then
+// size_t(-1.0) is undefined) and "1.5"; a byte count has neither.
+size_t envPipelineBytes(const char* v) {
+  constexpr const char* kVar = "SPARCOLL_PIPELINE_BYTES";
+  size_t n = 0;
+  for (const char* p = v; *p; ++p) {
+    SC_ARG(*p >= '0' && *p <= '9', "environment variable ", kVar, "='", v,
+           "' is not a byte count (a non-negative integer)");
+    const size_t digit = size_t(*p - '0');
+    SC_ARG(n <= (SIZE_MAX - digit) / 10, "environment variable ", kVar, "='", v, "' overflows size_t");
+    n = n * 10 + digit;
+  }
+  checkPipelineBytes(n, kVar);
+  return n;
+}
+
 }  // namespace
 
 bool parseAlgo(const char* s, scAlgo_t* out) {
@@ -45,21 +73,29 @@ const char* algoName(scAlgo_t a) {
 // scConfig_t before tuningFile was added: callers built against that header
 // pass this size, and the fields from tuningFile on are not theirs to read.
 constexpr size_t kConfigSizeV1 = offsetof(scConfig_t, tuningFile);
+// ... and before check was added.
+constexpr size_t kConfigSizeV2 = offsetof(scConfig_t, check);
 
 Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   Config c;
   c.transport = transport;
   const char* tuningFile = nullptr;
+  scCheck_t check = scCheckDefault;
   if (in) {
-    SC_ARG(in->size == 0 || in->size == kConfigSizeV1 || in->size >= sizeof(scConfig_t),
+    SC_ARG(in->size == 0 || in->size == kConfigSizeV1 || in->size == kConfigSizeV2 || in->size >= sizeof(scConfig_t),
            "scConfig_t.size is ", in->size, ", expected ", sizeof(scConfig_t),
            " (initialise it with SC_CONFIG_INITIALIZER)");
-    if (in->size >= sizeof(scConfig_t)) tuningFile = in->tuningFile;
+    if (in->size >= kConfigSizeV2) tuningFile = in->tuningFile;
+    if (in->size >= sizeof(scConfig_t)) {
+      SC_ARG(in->check >= scCheckDefault && in->check <= scCheckOff, "unknown scConfig_t.check ", int(in->check));
+      check = in->check;
+    }
     SC_ARG(in->algo >= 0 && in->algo < scNumAlgos, "unknown algorithm ", int(in->algo), " in scConfig_t");
     c.device = in->device;
     if (in->timeoutSeconds > 0) c.timeout = in->timeoutSeconds;
     else c.timeout = envDouble("SPARCOLL_TIMEOUT", 300.0);
     c.algo = in->algo;
+    checkPipelineBytes(in->pipelineBytes, "scConfig_t.pipelineBytes");
     c.pipelineBytes = in->pipelineBytes;
   } else {
     c.timeout = envDouble("SPARCOLL_TIMEOUT", 300.0);
@@ -69,8 +105,18 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
     SC_ARG(parseAlgo(a, &c.algo), "SPARCOLL_ALGO='", a,
            "' is not one of auto, ring, rabenseifner, recdbl, native");
   }
-  if (std::getenv("SPARCOLL_PIPELINE_BYTES"))
-    c.pipelineBytes = size_t(envDouble("SPARCOLL_PIPELINE_BYTES", 0));
+  if (check == scCheckDefault) {
+    check = scCheckNative;
+    if (const char* v = std::getenv("SPARCOLL_CHECK"); v && *v) {
+      const std::string s = v;
+      if (s == "0" || s == "off") check = scCheckOff;
+      else if (s == "1" || s == "all") check = scCheckAll;
+      else if (s == "native") check = scCheckNative;
+      else SC_THROW(scInvalidArgument, "SPARCOLL_CHECK='", v, "' is not one of 0 (off), 1 (all), native");
+    }
+  }
+  c.check = check;
+  if (const char* v = std::getenv("SPARCOLL_PIPELINE_BYTES"); v && *v) c.pipelineBytes = envPipelineBytes(v);
   // The cost model's parameters: these overrides beat the tuning file, which
   // beats the built-in defaults (model/model.cpp).
   c.env.alpha = envParam("SPARCOLL_ALPHA");
@@ -97,7 +143,14 @@ model::Model commModel(const Config& cfg, bool device, int P) {
 
 }  // namespace sc
 
+scComm::scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b, sc::Config c)
+    : transport(std::move(t)), backend(std::move(b)), cfg(std::move(c)),
+      model(sc::commModel(cfg, backend->mem() == sc::Mem::Device, transport->size())) {
+  sc::registerComm(this);
+}
+
 scComm::~scComm() {
+  sc::unregisterComm(this);
   // The transport first: an NCCL communicator's finalize (bounded) flushes work
   // that may still read or write scratch memory.
   transport.reset();

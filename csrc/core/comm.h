@@ -2,11 +2,15 @@
 // traffic counters, scratch memory and the error state the C API reports.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/call.h"
 #include "core/deadline.h"
 #include "core/dtype.h"
 #include "core/scratch.h"
@@ -30,6 +34,7 @@ struct Config {
   model::Overrides env;
   int machines = 1;
   int machinesEnv = 0;
+  scCheck_t check = scCheckNative;  // resolved: never scCheckDefault
 };
 
 // Merges the caller's scConfig_t (may be NULL) with environment overrides:
@@ -43,6 +48,10 @@ model::Model commModel(const Config& cfg, bool device, int P);
 bool parseAlgo(const char* s, scAlgo_t* out);
 const char* algoName(scAlgo_t a);
 
+// The registry of live communicators (core/api_comm.cpp).
+void registerComm(const scComm* comm);
+void unregisterComm(const scComm* comm) noexcept;
+
 }  // namespace sc
 
 struct scComm {
@@ -54,10 +63,21 @@ struct scComm {
   std::string abortReason;
   std::string lastError;
   sc::model::Model model;  // what every auto of this communicator decides on
+  // Collective calls started so far (this one included while it runs): the
+  // transport tags the call's messages with it, so leftovers of a mismatched
+  // call can never be taken by a later one. A call counts once its arguments
+  // passed their local checks (setCall, before its first message): a call
+  // refused on one rank alone leaves the ranks in step.
+  uint64_t seq = 0;
+  sc::CallSig call;  // the current (or last) call's signature (core/call.h)
+  // The thread inside a collective call (api_guard.h: scCall); a default id
+  // when none is. A call the library makes from inside another (DSOP's
+  // allreduce) is on the same thread and nests.
+  std::atomic<std::thread::id> inUse{};
 
-  scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b, sc::Config c)
-      : transport(std::move(t)), backend(std::move(b)), cfg(std::move(c)),
-        model(sc::commModel(cfg, backend->mem() == sc::Mem::Device, transport->size())) {}
+  // Registers the communicator as live (api_guard.h: commLive); the destructor
+  // unregisters it.
+  scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b, sc::Config c);
   ~scComm();
 
   int rank() const { return transport->rank(); }

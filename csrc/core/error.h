@@ -2,6 +2,7 @@
 // to scResult_t at the C boundary (api_guard.h). Every throw records file:line.
 #pragma once
 
+#include <cstddef>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -15,8 +16,12 @@ class Error : public std::runtime_error {
   Error(scResult_t code, const std::string& msg, const char* file, int line)
       : std::runtime_error(format(msg, file, line)), code_(code) {}
   scResult_t code() const { return code_; }
+  // The same error with `where` put in front of its message ("ring
+  // reduce-scatter step 2/3 of scAllReduce(...): ...").
+  Error within(const std::string& where) const { return Error(code_, where + ": " + what()); }
 
  private:
+  Error(scResult_t code, const std::string& full) : std::runtime_error(full), code_(code) {}
   static std::string format(const std::string& msg, const char* file, int line);
   scResult_t code_;
 };
@@ -26,6 +31,20 @@ template <typename... Args>
 std::string cat(const Args&... args) {
   std::ostringstream os;
   (os << ... << args);
+  return os.str();
+}
+
+// "512 B", "1.5 KiB", "1.0 MiB": sizes in messages.
+inline std::string bytesText(size_t b) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (b < 1024) return std::to_string(b) + " B";
+  double v = double(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) { v /= 1024; ++u; }
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  os << v << ' ' << units[u];
   return os.str();
 }
 

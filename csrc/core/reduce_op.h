@@ -8,8 +8,13 @@
 //    overflow wraps (two's complement) instead of being undefined;
 //  - float16/bfloat16 (Half/BFloat16): both operands are widened to float32
 //    exactly, combined, and the result is rounded once to nearest even;
-//  - max/min select one operand unchanged (`a < b ? b : a`, `b < a ? b : a`),
-//    so a NaN operand passes through intact when it is selected;
+//  - max/min: on the floating types IEEE 754-2019 maximum/minimum, so that the
+//    result does not depend on the operand order, hence on the algorithm (ring,
+//    Rabenseifner, recdbl and the MPI native path, whose floating user ops are
+//    these functions, all combine in different orders): a NaN operand makes
+//    the result NaN (one NaN: that operand unchanged; two: the canonical quiet
+//    NaN), and -0 < +0; otherwise the selected operand unchanged. Integers
+//    select with one comparison (`a < b ? b : a`), at no extra cost;
 //  - div is avg's final division by the rank count (num::divideByCount:
 //    integers truncate toward zero and divide in 64 bits).
 // The one thing the host and the device may disagree on is the payload of a
@@ -17,6 +22,7 @@
 // default NaN; the GPU returns its canonical NaN).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -58,6 +64,63 @@ template <typename F> SC_HD F add(F a, F b) { return a + b; }
 template <typename F> SC_HD F mul(F a, F b) { return a * b; }
 #endif
 
+// The positive quiet NaN with an empty payload, per storage type: what
+// maximum/minimum return for two NaN operands (ieeeSelect, ieeeSelect16).
+SC_HD float quietNan(float) { return num::asF32(0x7fc00000u); }
+SC_HD double quietNan(double) { return num::asF64(0x7ff8000000000000ull); }
+SC_HD Half quietNan(Half) { return Half{0x7e00}; }
+SC_HD BFloat16 quietNan(BFloat16) { return BFloat16{0x7fc0}; }
+
+// The sign bit of x. On the host copysign is a bitwise and, which the loop
+// vectoriser handles for double too (std::signbit of a double reads the bits
+// through a 64-bit integer, and the loop is then left scalar).
+template <typename F>
+SC_HD bool negative(F x) {
+#if defined(__CUDA_ARCH__)
+  return signbit(x);
+#else
+  return std::copysign(F(1), x) < F(0);
+#endif
+}
+
+// IEEE 754-2019 maximum (Max) / minimum of float32/float64 a and b.
+// Commutative and associative down to the bits, so every reduction order gives
+// the same result: `a < b ? b : a` kept a NaN in a but dropped one in b, and
+// chose between -0 and +0 by the order.
+//  - one NaN operand: that NaN, payload and all;
+//  - two NaN operands: quietNan (keeping either payload would depend on the
+//    order; 754 only recommends keeping one);
+//  - -0 < +0: equal values differ in bits only as zeros of opposite signs.
+// Written as selects on booleans combined with & and |, without branches, so
+// the CPU loops vectorise (measured with g++ -O3, SSE2, 16 MiB operands: float
+// max ~10 % and double max ~30 % slower than `a < b ? b : a`; written with
+// branches they were 2-3x slower).
+template <bool Max, typename F>
+SC_HD F ieeeSelect(F a, F b) {
+  const bool na = a != a, nb = b != b, negA = negative(a);
+  const bool takeB = (Max ? a < b : b < a) | ((a == b) & (Max ? negA : !negA)) | (nb & !na);
+  const F r = takeB ? b : a;
+  return (na & nb) ? quietNan(a) : r;
+}
+
+// ieeeSelect for float16/bfloat16, on the bit patterns alone: widening both
+// operands (a software conversion on the host) cost more than the choice.
+// Flipping the magnitude bits of negative patterns gives IEEE totalOrder as
+// int16 order on non-NaN values: -0 < +0, and equal keys are equal patterns.
+// Integer selects vectorise (measured: ~10x the widening version's speed).
+SC_HD uint16_t infBits(Half) { return 0x7c00; }
+SC_HD uint16_t infBits(BFloat16) { return 0x7f80; }
+template <bool Max, typename T>
+SC_HD T ieeeSelect16(T a, T b) {
+  const uint16_t inf = infBits(a);
+  const bool nx = (a.bits & 0x7fffu) > inf, ny = (b.bits & 0x7fffu) > inf;
+  const int16_t ka = int16_t(a.bits ^ ((a.bits & 0x8000u) ? 0x7fffu : 0u));
+  const int16_t kb = int16_t(b.bits ^ ((b.bits & 0x8000u) ? 0x7fffu : 0u));
+  const bool takeB = (!nx & !ny & (Max ? ka < kb : kb < ka)) | (ny & !nx);
+  const T r = takeB ? b : a;
+  return (nx & ny) ? quietNan(a) : r;
+}
+
 }  // namespace detail
 
 // --- the operators -------------------------------------------------------------
@@ -72,18 +135,25 @@ struct Arith {  // integer and native floating types
     if constexpr (std::is_integral_v<T>) return T(U(a) * U(b));
     else return detail::mul(a, b);
   }
-  SC_HD static T max(T a, T b) { return a < b ? b : a; }
-  SC_HD static T min(T a, T b) { return b < a ? b : a; }
+  SC_HD static T max(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) return detail::ieeeSelect<true>(a, b);
+    else return a < b ? b : a;
+  }
+  SC_HD static T min(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) return detail::ieeeSelect<false>(a, b);
+    else return b < a ? b : a;
+  }
   SC_HD static T div(T a, int d) { return num::divideByCount(a, d); }
 };
 
-// float16/bfloat16: widened to float32, combined, rounded once.
+// float16/bfloat16: widened to float32, combined, rounded once; max/min
+// select on the patterns (ieeeSelect16), which is the same choice.
 template <typename T>
 struct Arith16 {
   SC_HD static T sum(T a, T b) { return Narrow<T>::from(detail::add(widen(a), widen(b))); }
   SC_HD static T prod(T a, T b) { return Narrow<T>::from(detail::mul(widen(a), widen(b))); }
-  SC_HD static T max(T a, T b) { return widen(a) < widen(b) ? b : a; }
-  SC_HD static T min(T a, T b) { return widen(b) < widen(a) ? b : a; }
+  SC_HD static T max(T a, T b) { return detail::ieeeSelect16<true>(a, b); }
+  SC_HD static T min(T a, T b) { return detail::ieeeSelect16<false>(a, b); }
   SC_HD static T div(T a, int d) { return Narrow<T>::from(num::divideByCount(widen(a), d)); }
 };
 template <> struct Arith<Half> : Arith16<Half> {};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algo/ctx.h"
+#include "core/overlap.h"
 #include "dsop/kernels.h"
 #include "sparcoll/dsop.h"
 
@@ -62,11 +63,6 @@ void groupedExchange(Ctx& c, const std::function<void(int to, int from, std::vec
 void rowBlocksAllGather(Problem& pb, const Pairs& pairs, bool localRows);
 
 // --- C API -------------------------------------------------------------------
-// Whether byte ranges [p, p+pb) and [q, q+qb) overlap (empty ranges never do).
-inline bool overlaps(const void* p, size_t pb, const void* q, size_t qb) {
-  const uintptr_t x = reinterpret_cast<uintptr_t>(p), y = reinterpret_cast<uintptr_t>(q);
-  return pb && qb && x < y + qb && y < x + pb;
-}
 // The checks shared by scDsop and scDsopSparse (comm, dtype, algo, stream,
 // n, m >= 1, size overflow, G); returns the output dtype.
 scDataType_t checkCall(scComm* comm, scDataType_t dt, scDsopAlgo_t algo, size_t n, size_t m, void* G,

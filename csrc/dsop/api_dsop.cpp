@@ -33,7 +33,7 @@ using namespace sc::dsop;
 
 extern "C" scResult_t scDsop(const void* a, size_t n, const void* b, size_t m, void* G, scDataType_t dtype,
                              scDsopAlgo_t algo, scComm_t comm, void* stream) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     const scDataType_t out = checkCall(comm, dtype, algo, n, m, G, stream);
     SC_ARG(a != nullptr, "a is NULL");
     SC_ARG(b != nullptr, "b is NULL");
@@ -42,6 +42,7 @@ extern "C" scResult_t scDsop(const void* a, size_t n, const void* b, size_t m, v
     const size_t gBytes = n * m * dtypeSize(out), si = dtypeSize(dtype);
     SC_ARG(!overlaps(G, gBytes, a, n * si) && !overlaps(G, gBytes, b, m * si), "G overlaps a or b");
     const scDsopAlgo_t chosen = choose(comm->model, algo, n, m, dtype);
+    setCall(*comm, {"scDsop", n, dtype, -1, scDsopAlgoName(chosen), m});
     Ctx v(*comm, dtype, scSum, stream), g(*comm, out, scSum, stream);
     Problem pb{v, g, a, b, n, m, G};
     run(pb, chosen);

@@ -101,7 +101,7 @@ using namespace sc::dsop;
 extern "C" scResult_t scDsopSparse(const uint64_t* aIdx, const void* aVal, size_t aNnz, size_t n,
                                    const uint64_t* bIdx, const void* bVal, size_t bNnz, size_t m, void* G,
                                    scDataType_t dtype, scDsopAlgo_t algo, scComm_t comm, void* stream) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     checkCall(comm, dtype, algo, n, m, G, stream);
     SC_ARG(algo == scDsopAuto || algo == scDsopAllGather || algo == scDsopGRabenseifner, "algorithm '",
            scDsopAlgoName(algo), "' is not available for sparse DSOP (auto, allgather, g_rabenseifner)");
@@ -123,6 +123,7 @@ extern "C" scResult_t scDsopSparse(const uint64_t* aIdx, const void* aVal, size_
     SC_ARG(!overlaps(G, gBytes, aIdx, aNnz * 8) && !overlaps(G, gBytes, aVal, aNnz * si) &&
                !overlaps(G, gBytes, bIdx, bNnz * 8) && !overlaps(G, gBytes, bVal, bNnz * si),
            "G overlaps the sparse inputs");
+    setCall(*comm, {"scDsopSparse", n, dtype, -1, scDsopAlgoName(algo), m});
     runSparse(*comm, dtype, SparseInput{aIdx, aVal, aNnz, n, bIdx, bVal, bNnz, m, G}, algo, stream);
   });
 }

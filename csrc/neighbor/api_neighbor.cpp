@@ -37,10 +37,11 @@ Topology& lookup(scTopology_t h) {
 // Finds the topology (failures recorded per thread), then runs body with
 // failures recorded on its communicator.
 template <typename F>
-scResult_t withTopology(scTopology_t h, F&& body) {
+scResult_t withTopology(scTopology_t h, F&& body, bool collective = false) {
   Topology* t = nullptr;
   const scResult_t found = scGuard(nullptr, [&] { t = &lookup(h); });
   if (found != scSuccess) return found;
+  if (collective) return scCall(t->comm, [&] { body(*t); });
   return scGuard(t->comm, [&] { body(*t); });
 }
 
@@ -101,8 +102,9 @@ using namespace sc::nbr;
 extern "C" scResult_t scTopologyCreate(scTopology_t* topo, scComm_t comm, int indegree, const int* sources,
                                        int outdegree, const int* destinations) {
   if (topo) *topo = nullptr;
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     checkComm(comm);
+    setCall(*comm, {"scTopologyCreate", CallSig::kNoCount});
     std::unique_ptr<Topology> t = create(*comm, {sources, indegree, destinations, outdegree, topo == nullptr});
     *topo = adopt(std::move(t));
   });
@@ -166,13 +168,15 @@ extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, vo
     bytesOf(sendcount * in, dt, "recv");
     checkBuffer(t, send, sendcount, "send");
     checkBuffer(t, recv, sendcount * in, "recv");
+    static const char* const kAlgo[] = {"auto", "naive", "combining", "hierarchical", "native"};
+    setCall(*t.comm, {"scNeighborAllGather", sendcount, dt, -1, kAlgo[algo]});
     if (sendcount == 0) return;  // every rank passes the same sendcount: nothing moves anywhere
     Layout L;
     L.sendcount = sendcount;
     L.counts.assign(in, sendcount);
     for (size_t e = 0; e < in; ++e) L.displs.push_back(e * sendcount);
     run(t, algo, send, recv, L, dt, stream, blockBytes);
-  });
+  }, /*collective=*/true);
 }
 
 extern "C" scResult_t scNeighborAllGatherV(const void* send, size_t sendcount, void* recv, const size_t* recvcounts,
@@ -204,5 +208,5 @@ extern "C" scResult_t scNeighborAllGatherV(const void* send, size_t sendcount, v
       blockBytes = size_t(largest[0]);
     }
     run(t, algo, send, recv, L, dt, stream, blockBytes);
-  });
+  }, /*collective=*/true);
 }

@@ -76,6 +76,8 @@ void sparseAllReduce(scComm* comm, CallArgs a, const scSparseOptions_t* opts) {
   const scIndexType_t it = typesOk ? a.it : scIndexU32;
   const scDataType_t vt = typesOk ? a.vt : scFloat32;
   void* stream = comm->device() ? a.stream : nullptr;
+  // The header round compares the ranks' arguments itself (and names them).
+  setCall(*comm, {"scSparseAllReduce", CallSig::kNoCount});
   Ctx c(*comm, vt, scSum, stream);
   std::unique_ptr<SparseOps> ops = makeOps(*comm, it, vt, stream, c.dl);
   const SwitchRule rule{indexSize(it), dtypeSize(vt), localError ? 0.0 : a.opt.switchDensity};
@@ -147,7 +149,7 @@ extern "C" scResult_t scSparseAllReduceEx(const void* indices, const void* value
                                           scIndexType_t itype, scDataType_t vtype, scRedOp_t op,
                                           scSparseAlgo_t algo, const scSparseOptions_t* opts, void* denseOut,
                                           scComm_t comm, void* stream) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     CallArgs a = args(indices, values, nnz, dim, itype, vtype, op, algo, stream);
     a.denseOut = denseOut;
     sparseAllReduce(comm, a, opts);
@@ -164,7 +166,7 @@ extern "C" scResult_t scSparseAllReduceToSparse(const void* indices, const void*
                                                 scIndexType_t itype, scDataType_t vtype, scRedOp_t op,
                                                 scSparseAlgo_t algo, const scSparseOptions_t* opts,
                                                 scSparseResult_t result, scComm_t comm, void* stream) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     CallArgs a = args(indices, values, nnz, dim, itype, vtype, op, algo, stream);
     a.result = result;
     a.wantSparse = true;

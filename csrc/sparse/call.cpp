@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "algo/dense.h"
+#include "core/overlap.h"
 
 namespace sc::sp {
 namespace {
@@ -26,11 +27,6 @@ const char* errText(uint64_t kind) {
     case kErrUnsorted: return "unsorted indices";
     default: return "an invalid argument";
   }
-}
-
-bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
-  const char *pa = static_cast<const char*>(a), *pb = static_cast<const char*>(b);
-  return an && bn && pa < pb + bn && pb < pa + an;
 }
 
 // The detailed message for this rank's own data error (reads two indices back).

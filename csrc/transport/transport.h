@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/deadline.h"
@@ -43,11 +45,26 @@ class Transport {
 
   // Posts every op of the round. Messages between a pair of ranks match in the
   // order they were posted; rounds are waited for in the order they were posted.
+  // Every collective call starts with its sequence number (scComm::seq) and
+  // the hash of its signature (core/call.h); a transport that can tag
+  // messages keeps calls apart with them: a message of another call is never
+  // taken, and is reported as scRemoteError where the transport can see it.
+  void beginCall(uint64_t seq, uint32_t sigHash) {
+    seq_ = seq;
+    sig_ = sigHash;
+  }
+  uint64_t callSeq() const { return seq_; }
+
   virtual std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void* stream,
                                       const Deadline& dl) = 0;
   virtual void barrier(void* stream, const Deadline& dl) = 0;
   // Makes later operations fail fast; releases what can be released. Never throws.
   virtual void abort() noexcept = 0;
+  // Tells the peers, best effort and without blocking, that this rank aborted
+  // the communicator and why: a peer waiting on this rank then fails with
+  // scRemoteError naming it within a second, instead of at its deadline.
+  // Called before abort(). Transports that cannot tell ignore it.
+  virtual void notifyAbort(const std::string& /*why*/) noexcept {}
 
   // Baseline collectives of the underlying library (MPI_Allreduce, ncclAllReduce...).
   // Count/types are already validated. avg is handled by the caller when the
@@ -69,6 +86,10 @@ class Transport {
   virtual void waitMpi(void* /*request*/, const Deadline& /*dl*/) {
     SC_THROW(scInternalError, name(), " transport has no MPI requests to wait for");
   }
+
+ protected:
+  uint64_t seq_ = 0;
+  uint32_t sig_ = 0;
 };
 
 }  // namespace sc

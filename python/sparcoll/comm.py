@@ -307,6 +307,12 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         """Returns once every rank has called barrier (bounded by the timeout)."""
         _sparcoll.barrier(self._h, stream_handle(stream) if self.is_device else 0)
 
+    def abort(self) -> None:
+        """Gives up on this communicator (scCommAbort): peers waiting on this rank
+        fail with a RemoteError naming it within about a second, and every later
+        call here raises. Not while another thread is inside a call on it."""
+        _sparcoll.abort(self._h)
+
 
 def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Optional[float] = None,
                 algo: str = "auto", pipeline_bytes: int = 0, tuning_file: Optional[str] = None) -> List[Communicator]:

@@ -192,6 +192,10 @@ void bindCore(py::module_& m) {
     }
     check(r, comm);
   });
+  m.def("abort", [](Comm& c) {
+    scComm_t comm = c.get();
+    check(scCommAbort(comm), comm);
+  });
   m.def("error_string", [](int code) { return std::string(scGetErrorString(scResult_t(code))); });
 }
 

@@ -147,6 +147,25 @@ def test_mismatched_sizes_time_out_and_abort():
     assert all(e < 30 for _, e in outs)
 
 
+def test_abort_reaches_the_peers_quickly():
+    """Rank 1 gives up (Communicator.abort): rank 0, waiting on it with a 30 s
+    deadline, gets a RemoteError naming rank 1 within a few seconds."""
+    def body(c):
+        if c.rank == 1:
+            time.sleep(0.2)
+            c.abort()
+            with pytest.raises(sc.InvalidUsageError, match="scCommAbort"):
+                c.allreduce(np.zeros(4, np.float32))
+            return None
+        t0 = time.monotonic()
+        with pytest.raises(sc.RemoteError, match="rank 1 aborted the communicator") as ei:
+            c.allreduce(np.zeros(64, np.float32), algo="ring")
+        return ei.value.code_name, time.monotonic() - t0
+
+    code, elapsed = run_ranks(2, body, timeout=30.0)[0]
+    assert code == "scRemoteError" and elapsed < 5
+
+
 def test_missing_peer_times_out():
     """Rank 1 never joins: rank 0's deadline expires with CollectiveTimeoutError."""
     def body(c):

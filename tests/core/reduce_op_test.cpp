@@ -9,7 +9,9 @@
 //    then to the 16-bit format by a rounding written from the definition (the
 //    nearer neighbour, ties to the even one): "widened to float32 and rounded
 //    once" taken literally. NaN results must be NaN (their payload is free);
-//    max/min must return the selected operand's bits, NaNs included.
+//    max/min are IEEE 754-2019 maximum/minimum (NaN propagates, -0 < +0) and
+//    must return the selected operand's bits in either argument order, NaNs
+//    included (two NaNs: the format's quiet NaN).
 //  - avg's division of every float16/bfloat16 pattern by a set of rank counts;
 //  - integers: every int8 and uint8 pair, and the boundary values of the wider
 //    types, against wrap-around arithmetic in 128 bits; truncating division;
@@ -103,6 +105,17 @@ struct Reference16 {
   }
 };
 
+// IEEE 754-2019 maximum (max) / minimum of patterns a, b of values x, y: a NaN
+// operand gives NaN (that operand; two NaNs: the format's quiet NaN with an
+// empty payload, sign clear), -0 < +0, else the larger / smaller operand.
+uint16_t ieee(bool max, uint16_t a, uint16_t b, double x, double y, const Format& f) {
+  if (std::isnan(x) && std::isnan(y)) return uint16_t(((1u << f.expBits) - 1) << f.frac | 1u << (f.frac - 1));
+  if (std::isnan(x)) return a;
+  if (std::isnan(y)) return b;
+  if (x == y) return (std::signbit(x) == max) ? b : a;  // max: +0 wins, min: -0 wins
+  return (x < y) == max ? b : a;
+}
+
 template <typename T>
 void checkPairs(Format f) {
   const Reference16<T> ref{f};
@@ -123,13 +136,16 @@ void checkPairs(Format f) {
       };
       check("sum", Arith<T>::sum(A, B).bits, ref.arith(x + y));
       check("prod", Arith<T>::prod(A, B).bits, ref.arith(x * y));
-      // max/min select an operand unchanged: `a < b ? b : a`, `b < a ? b : a`.
+      // max/min are IEEE 754-2019 maximum/minimum selecting an operand
+      // unchanged, and both argument orders give the same bits.
       auto select = [&](const char* op, uint16_t got, uint16_t want) {
         if (got != want && ++bad <= 10)
           ADD_FAILURE() << op << "(0x" << std::hex << a << ", 0x" << b << ") = 0x" << got << ", want 0x" << want;
       };
-      select("max", Arith<T>::max(A, B).bits, x < y ? b : a);
-      select("min", Arith<T>::min(A, B).bits, y < x ? b : a);
+      select("max", Arith<T>::max(A, B).bits, ieee(true, a, b, x, y, f));
+      select("min", Arith<T>::min(A, B).bits, ieee(false, a, b, x, y, f));
+      select("max reversed", Arith<T>::max(B, A).bits, ieee(true, a, b, x, y, f));
+      select("min reversed", Arith<T>::min(B, A).bits, ieee(false, a, b, x, y, f));
     }
   }
   EXPECT_EQ(bad, 0u);
@@ -164,9 +180,14 @@ TEST(ReduceOp, HalfKnownAnswers) {
   EXPECT_EQ(Arith<Half>::sum(h(0x0001), h(0x8001)).bits, 0x0000);   // x + (-x) = +0
   EXPECT_EQ(Arith<Half>::sum(h(0x8000), h(0x8000)).bits, 0x8000);   // -0 + -0 = -0
   EXPECT_EQ(Arith<Half>::prod(h(0x0001), h(0x3800)).bits, 0x0000);  // 2^-24 / 2: tie to even, 0
-  EXPECT_EQ(Arith<Half>::max(h(0x8000), h(0x0000)).bits, 0x8000);   // -0 < +0 is false: a
+  EXPECT_EQ(Arith<Half>::max(h(0x8000), h(0x0000)).bits, 0x0000);   // -0 < +0, either order
+  EXPECT_EQ(Arith<Half>::max(h(0x0000), h(0x8000)).bits, 0x0000);
+  EXPECT_EQ(Arith<Half>::min(h(0x0000), h(0x8000)).bits, 0x8000);
   EXPECT_EQ(Arith<Half>::max(h(0x7e01), h(0x3c00)).bits, 0x7e01);   // NaN first: kept, payload and all
-  EXPECT_EQ(Arith<Half>::min(h(0x3c00), h(0xfe03)).bits, 0x3c00);   // NaN second: never selected
+  EXPECT_EQ(Arith<Half>::min(h(0x3c00), h(0xfe03)).bits, 0xfe03);   // NaN second: kept too
+  EXPECT_EQ(Arith<Half>::max(h(0x7e01), h(0xfe03)).bits, 0x7e00);   // two NaNs: the quiet NaN, either order
+  EXPECT_EQ(Arith<Half>::max(h(0xfe03), h(0x7e01)).bits, 0x7e00);
+  EXPECT_EQ(Arith<Half>::max(h(0x7c01), h(0x7c00)).bits, 0x7c01);   // a signalling NaN is selected as it is
 }
 
 // --- integers -----------------------------------------------------------------
@@ -244,13 +265,37 @@ TEST(ReduceOp, IntegerDivisionTruncates) {
 
 // --- native floats: max/min select, sum/prod are one IEEE operation ---------------
 TEST(ReduceOp, NativeFloats) {
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_TRUE(std::isnan(Arith<float>::max(nan, 1.0f)));
-  EXPECT_EQ(Arith<float>::max(1.0f, nan), 1.0f);
   EXPECT_TRUE(std::signbit(Arith<float>::min(-0.0f, 0.0f)));
+  EXPECT_TRUE(std::signbit(Arith<float>::min(0.0f, -0.0f)));
   EXPECT_FALSE(std::signbit(Arith<double>::max(0.0, -0.0)));
+  EXPECT_FALSE(std::signbit(Arith<double>::max(-0.0, 0.0)));
   EXPECT_EQ(Arith<float>::sum(16777216.0f, 1.0f), 16777216.0f);  // tie to even
   EXPECT_EQ(Arith<double>::prod(3.0, 0.1), 3.0 * 0.1);
+}
+
+// NaN propagates through max/min whichever side it is on (IEEE 754-2019
+// maximum/minimum): one NaN is returned unchanged, two give the quiet NaN.
+template <typename F, typename B>
+void checkNativeNan(B quiet) {
+  const B sign = B(1) << (8 * sizeof(B) - 1);
+  const F payload = sc::num::bitCast<F>(B(quiet | 5)), neg = sc::num::bitCast<F>(B(quiet | 3 | sign));
+  const F inf = std::numeric_limits<F>::infinity();
+  for (F other : {F(1), F(-1), F(0), -F(0), inf, -inf, std::numeric_limits<F>::lowest()}) {
+    for (F nan : {payload, neg}) {
+      const B nb = sc::num::bitCast<B>(nan);
+      EXPECT_EQ(sc::num::bitCast<B>(Arith<F>::max(nan, other)), nb);
+      EXPECT_EQ(sc::num::bitCast<B>(Arith<F>::max(other, nan)), nb);
+      EXPECT_EQ(sc::num::bitCast<B>(Arith<F>::min(nan, other)), nb);
+      EXPECT_EQ(sc::num::bitCast<B>(Arith<F>::min(other, nan)), nb);
+    }
+  }
+  EXPECT_EQ(sc::num::bitCast<B>(Arith<F>::max(payload, neg)), quiet);
+  EXPECT_EQ(sc::num::bitCast<B>(Arith<F>::min(neg, payload)), quiet);
+}
+
+TEST(ReduceOp, NativeFloatNanPropagates) {
+  checkNativeNan<float, uint32_t>(0x7fc00000u);
+  checkNativeNan<double, uint64_t>(0x7ff8000000000000ull);
 }
 
 // --- element functors ----------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <thread>
 
 #include "dense_check.h"
@@ -25,7 +26,7 @@ TEST(DenseErrors, InitLocalArguments) {
   for (scComm_t c : comms) EXPECT_EQ(c, nullptr) << "a failed init handed out a communicator";
 }
 
-void expectInitFails(const scConfig_t& cfg, scResult_t want, const char* needle) {
+void expectInitFails(const scConfig_t& cfg, scResult_t want, const std::string& needle) {
   scComm_t comms[2] = {nullptr, nullptr};
   EXPECT_TRUE(failedWith(scCommInitLocal(comms, 2, nullptr, &cfg), want, nullptr, needle));
   EXPECT_EQ(comms[0], nullptr);
@@ -67,6 +68,55 @@ TEST(DenseErrors, BadAlgoEnvironment) {
   for (const char* v : {"fastest", "RING ", "rabenseifner2"}) {
     ScopedEnv e("SPARCOLL_ALGO", v);
     expectInitFails(sctest::testConfig(), scInvalidArgument, "SPARCOLL_ALGO");
+  }
+}
+
+// scConfig_t.pipelineBytes: 0 (default) or 8 B .. 1 GiB. SIZE_MAX used to be
+// accepted at creation and then fail every ring call; 1..7 cannot hold a
+// float64. The edges of the range create and run a ring allreduce.
+TEST(DenseErrors, BadPipelineBytes) {
+  ScopedEnv noEnv("SPARCOLL_PIPELINE_BYTES", nullptr);
+  for (size_t b : {SIZE_MAX, size_t(1), size_t(7), (size_t(1) << 30) + 1, size_t(1) << 40}) {
+    SCOPED_TRACE("pipelineBytes " + std::to_string(b));
+    scConfig_t cfg = sctest::testConfig();
+    cfg.pipelineBytes = b;
+    expectInitFails(cfg, scInvalidArgument, "scConfig_t.pipelineBytes = " + std::to_string(b));
+  }
+  for (size_t b : {size_t(0), size_t(8), size_t(1) << 30}) {
+    SCOPED_TRACE("pipelineBytes " + std::to_string(b));
+    scConfig_t cfg = sctest::testConfig();
+    cfg.pipelineBytes = b;
+    scComm_t comms[2] = {nullptr, nullptr};
+    ASSERT_EQ(scCommInitLocal(comms, 2, nullptr, &cfg), scSuccess) << scGetLastError(nullptr);
+    double in[2][5] = {{1, 2, 3, 4, 5}, {10, 20, 30, 40, 50}}, out[2][5] = {};
+    std::thread peer([&] {
+      EXPECT_EQ(scAllReduce(in[1], out[1], 5, scFloat64, scSum, scAlgoRing, comms[1], nullptr), scSuccess)
+          << scGetLastError(comms[1]);
+    });
+    EXPECT_EQ(scAllReduce(in[0], out[0], 5, scFloat64, scSum, scAlgoRing, comms[0], nullptr), scSuccess)
+        << scGetLastError(comms[0]);
+    peer.join();
+    for (int r = 0; r < 2; ++r) EXPECT_EQ(out[r][4], 55.0);
+    for (scComm_t c : comms) scCommDestroy(c);
+  }
+}
+
+// SPARCOLL_PIPELINE_BYTES: a decimal byte count in the same range. "-1" went
+// through strtod and a double-to-size_t conversion (undefined for -1).
+TEST(DenseErrors, BadPipelineBytesEnvironment) {
+  for (const char* v : {"-1", "1.5", "abc", "1e6", "0x100", " 64", "64 ", "+64", "4", "1073741825",
+                        "18446744073709551615", "99999999999999999999999"}) {
+    SCOPED_TRACE(std::string("SPARCOLL_PIPELINE_BYTES=") + v);
+    ScopedEnv e("SPARCOLL_PIPELINE_BYTES", v);
+    expectInitFails(sctest::testConfig(), scInvalidArgument, "SPARCOLL_PIPELINE_BYTES");
+  }
+  for (const char* v : {"", "0", "8", "4096", "1073741824"}) {
+    SCOPED_TRACE(std::string("SPARCOLL_PIPELINE_BYTES=") + v);
+    ScopedEnv e("SPARCOLL_PIPELINE_BYTES", v);
+    const scConfig_t cfg = sctest::testConfig();
+    scComm_t comms[2] = {nullptr, nullptr};
+    ASSERT_EQ(scCommInitLocal(comms, 2, nullptr, &cfg), scSuccess) << scGetLastError(nullptr);
+    for (scComm_t c : comms) scCommDestroy(c);
   }
 }
 

@@ -85,7 +85,11 @@ typedef enum SC_ENUM_BASE {
 } scIndexType_t;
 
 /* scAvg = sum followed by division by the number of ranks (integer types
- * truncate toward zero, as integer division does). */
+ * truncate toward zero, as integer division does). Integer sum/prod wrap
+ * (two's complement). scMax/scMin on floating types are IEEE 754-2019
+ * maximum/minimum: a NaN operand gives NaN (one NaN: itself; several: the
+ * quiet NaN), -0 < +0; the same bits for every algorithm (NCCL's native
+ * excepted: ncclMax/ncclMin). */
 typedef enum SC_ENUM_BASE { scSum = 0, scProd = 1, scMax = 2, scMin = 3, scAvg = 4, scNumOps = 5 } scRedOp_t;
 
 /* Dense algorithms.
@@ -109,6 +113,21 @@ typedef enum SC_ENUM_BASE {
 
 typedef enum SC_ENUM_BASE { scTransportMpi = 0, scTransportNccl = 1, scTransportLocal = 2 } scTransport_t;
 
+/* The mismatch check: before a checked call's first message the ranks
+ * exchange what they called (collective, count, data type, op, algorithm and
+ * the communicator's call number); on any difference every rank returns
+ * scInvalidUsage naming the ranks and both calls. Unchecked calls of
+ * sparcoll's own schedules still never take another call's messages (they are
+ * tagged with the call), and report a message of the wrong size or call as
+ * scRemoteError naming the peer; a mismatched call of the underlying library's
+ * collective (algorithm native) is undefined there.
+ *   default  SPARCOLL_CHECK when set (0 = off, 1 = all, native), else native
+ *   native   host communicators' native calls only (the library's collective
+ *            cannot be protected otherwise; one extra small exchange)
+ *   all      every collective call on host communicators
+ *   off      none */
+typedef enum SC_ENUM_BASE { scCheckDefault = 0, scCheckNative = 1, scCheckAll = 2, scCheckOff = 3 } scCheck_t;
+
 typedef struct {
   size_t size;               /* sizeof(scConfig_t): lets the struct grow compatibly (the size
                                 before tuningFile is accepted; tuningFile is then not read) */
@@ -118,14 +137,16 @@ typedef struct {
                                 or the calling thread's current device (scCommInitRank) */
   double timeoutSeconds;     /* <= 0: env SPARCOLL_TIMEOUT, else 300 */
   scAlgo_t algo;             /* what scAlgoAuto resolves to; scAlgoAuto = cost model */
-  size_t pipelineBytes;      /* ring slice size in bytes; 0 = default (1 MiB host, 4 MiB device) */
+  size_t pipelineBytes;      /* ring slice size in bytes; 0 = default (1 MiB host, 4 MiB device),
+                                else 8 .. 2^30 (1 GiB); env SPARCOLL_PIPELINE_BYTES overrides */
   const char* tuningFile;    /* a tuning file (README, "Cost model"), read once at creation;
                                 NULL or "" = env SPARCOLL_TUNING_FILE, else built-in defaults.
                                 A bad file fails the creation (scInvalidArgument naming the
                                 file and the key). Every rank must read the same file. */
+  scCheck_t check;           /* which calls the mismatch check covers (scCheck_t) */
 } scConfig_t;
 
-#define SC_CONFIG_INITIALIZER { sizeof(scConfig_t), scTransportMpi, -1, 0.0, scAlgoAuto, 0, NULL }
+#define SC_CONFIG_INITIALIZER { sizeof(scConfig_t), scTransportMpi, -1, 0.0, scAlgoAuto, 0, NULL, scCheckDefault }
 
 typedef struct {
   uint64_t bytesSent, bytesRecv, msgsSent, msgsRecv;
@@ -182,7 +203,16 @@ scResult_t scCommInitRank(scComm_t* comm, int nranks, scUniqueId id, int rank, c
  * own thread, concurrently, as with MPI ranks. */
 scResult_t scCommInitLocal(scComm_t* comms, int nranks, const int* devices, const scConfig_t* cfg);
 
+/* Destroys comm. scInvalidUsage for a handle destroyed already (or never
+ * created) and while another thread is inside a call on comm. */
 scResult_t scCommDestroy(scComm_t comm);
+
+/* Aborts comm on this rank, as a failed call would: its peers are told (best
+ * effort, without blocking) and a peer waiting on this rank fails with
+ * scRemoteError naming it within about a second instead of at its deadline.
+ * Every later call on comm returns scInvalidUsage; destroy it as usual. Not
+ * while another thread is inside a call on comm (scInvalidUsage). */
+scResult_t scCommAbort(scComm_t comm);
 scResult_t scCommRank(scComm_t comm, int* rank);
 scResult_t scCommSize(scComm_t comm, int* size);
 /* 1 when the communicator works on device buffers. */
@@ -247,7 +277,9 @@ scResult_t scCostModelEstimateTime(scCostModel_t model, scCollective_t coll, int
                                    scDataType_t dt, double density, double* seconds, int* autoAlgo);
 scResult_t scCostModelDestroy(scCostModel_t model);
 
-/* recvbuf[i] = op over ranks of sendbuf[i], i < count. In place when sendbuf == recvbuf. */
+/* recvbuf[i] = op over ranks of sendbuf[i], i < count. In place when sendbuf == recvbuf.
+ * For the three collectives below, buffers that overlap other than in the
+ * in-place form are scInvalidArgument. */
 scResult_t scAllReduce(const void* sendbuf, void* recvbuf, size_t count, scDataType_t dtype,
                        scRedOp_t op, scAlgo_t algo, scComm_t comm, void* stream);
 /* sendbuf holds nranks*recvcount elements; rank r receives block r reduced.

@@ -127,6 +127,8 @@ class Comm {
   scStats_t stats() const { scStats_t s{}; check(scCommGetStats(c_, &s), c_); return s; }
   void resetStats() { check(scCommResetStats(c_), c_); }
   void barrier(void* stream = nullptr) { check(scBarrier(c_, stream), c_); }
+  // scCommAbort: peers waiting on this rank fail within about a second.
+  void abort() { check(scCommAbort(c_), c_); }
   // The cost model's prediction for one call (scEstimateTime: count, dt and density as there).
   Estimate estimateTime(scCollective_t coll, size_t count, scDataType_t dt, int algo = 0,
                         double density = 0) const {

@@ -4,10 +4,14 @@
 // it done; the sender's round completes when all its sends are done. Device
 // buffers: the copy is a cudaMemcpyAsync on the receiver's stream ordered after
 // an event on the sender's stream, and the sender's stream waits for the copy.
+// Each send carries its call's sequence number: a receiver meeting a message
+// of another call (ranks that made different calls) reports it instead of
+// taking it, so no call ever consumes another's data.
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <unordered_map>
 
 #include "algo/ctx.h"
 #include "transport/factory.h"
@@ -19,27 +23,57 @@ namespace {
 struct SendRec {
   const void* buf;
   size_t bytes;
+  uint64_t seq;  // the sender's call
+  uint32_t sig;  // its signature's hash
+  int peer;      // the receiver
   void* readyEvent = nullptr;  // device: sender's stream reached the send
   void* doneEvent = nullptr;   // device: receiver's copy finished
   bool taken = false, done = false;
 };
 
+// What a rank's native call is: every rank publishes it, and all compare.
+struct NativeSig {
+  int kind = -1;  // 0 allreduce, 1 reduce-scatter, 2 allgather
+  size_t count = 0;
+  scDataType_t dt = scFloat32;
+  scRedOp_t op = scSum;
+  uint64_t seq = 0;
+  bool operator==(const NativeSig& o) const {
+    return kind == o.kind && count == o.count && dt == o.dt && op == o.op && seq == o.seq;
+  }
+};
+
 struct World {
-  explicit World(int p) : P(p), chan(size_t(p) * p) {}
+  explicit World(int p) : P(p) {}
   const int P;
   std::mutex m;
   std::condition_variable cv;
-  std::vector<std::deque<std::shared_ptr<SendRec>>> chan;  // [src * P + dst]
-  uint64_t barrierArrived = 0;                             // counts arrivals over all barriers
-  // Native collectives: each rank publishes its buffers for the call.
+  // The mailboxes, [src * P + dst], made on first use: a full table of P²
+  // queues would cost gigabytes at thousands of ranks, where schedules use
+  // O(P log P) pairs.
+  std::unordered_map<uint64_t, std::deque<std::shared_ptr<SendRec>>> chan;
+  std::deque<std::shared_ptr<SendRec>>& queue(int src, int dst) { return chan[uint64_t(src) * P + dst]; }
+  uint64_t barrierArrived = 0;  // counts arrivals over all barriers
+  // The first rank that aborted its communicator, and why: every wait of the
+  // other ranks ends with scRemoteError naming it.
+  int abortedBy = -1;
+  std::string abortReason;
+  bool abortedElsewhere(int me) const { return abortedBy >= 0 && abortedBy != me; }
+  void throwIfAbortedElsewhere(int me) const {
+    if (abortedElsewhere(me))
+      SC_THROW(scRemoteError, "rank ", abortedBy, " aborted the communicator: ", abortReason);
+  }
+  // Native collectives: each rank publishes its buffers and its call.
   std::vector<const void*> nativeSend, nativeRecv;
+  std::vector<NativeSig> nativeSig;
 };
 
 class LocalTransport;
 
 class LocalRound final : public Round {
  public:
-  LocalRound(LocalTransport& t, void* stream) : t_(t), stream_(stream) {}
+  LocalRound(LocalTransport& t, void* stream, uint64_t seq, uint32_t sig)
+      : t_(t), stream_(stream), seq_(seq), sig_(sig) {}
   ~LocalRound() override;
   void wait(const Deadline& dl) override;
 
@@ -49,6 +83,8 @@ class LocalRound final : public Round {
  private:
   LocalTransport& t_;
   void* stream_;
+  const uint64_t seq_;
+  const uint32_t sig_;
   bool waited_ = false;
 };
 
@@ -65,14 +101,14 @@ class LocalTransport final : public Transport {
 
   std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void* stream, const Deadline&) override {
     SC_REQUIRE(!aborted_, scInvalidUsage, "local transport was aborted");
-    auto round = std::make_unique<LocalRound>(*this, stream);
+    auto round = std::make_unique<LocalRound>(*this, stream, seq_, sig_);
     std::lock_guard<std::mutex> lk(w_->m);
     for (const auto& op : ops) {
       SC_ARG(op.peer >= 0 && op.peer < w_->P, "peer ", op.peer, " out of range");
       if (op.kind == P2POp::Recv) { round->recvs.push_back(op); continue; }
-      auto rec = std::make_shared<SendRec>(SendRec{op.buf, op.bytes});
+      auto rec = std::make_shared<SendRec>(SendRec{op.buf, op.bytes, seq_, sig_, op.peer});
       if (device_ >= 0) rec->readyEvent = localdev::recordEvent(device_, stream);
-      w_->chan[size_t(rank_) * w_->P + op.peer].push_back(rec);
+      w_->queue(rank_, op.peer).push_back(rec);
       round->sends.push_back(rec);
     }
     w_->cv.notify_all();
@@ -84,18 +120,32 @@ class LocalTransport final : public Transport {
     const uint64_t target = (w_->barrierArrived / w_->P + 1) * w_->P;
     ++w_->barrierArrived;
     w_->cv.notify_all();
-    if (!w_->cv.wait_until(lk, dl.at, [&] { return w_->barrierArrived >= target; }))
-      dl.check("all local ranks to reach the barrier");
+    const bool ok = w_->cv.wait_until(
+        lk, dl.at, [&] { return w_->barrierArrived >= target || w_->abortedElsewhere(rank_); });
+    if (w_->barrierArrived < target) w_->throwIfAbortedElsewhere(rank_);
+    if (!ok) dl.check("all local ranks to reach the barrier");
   }
 
   void abort() noexcept override { aborted_ = true; }
+  void notifyAbort(const std::string& why) noexcept override {
+    try {
+      std::lock_guard<std::mutex> lk(w_->m);
+      if (w_->abortedBy < 0) {
+        w_->abortedBy = rank_;
+        w_->abortReason = why;
+      }
+    } catch (...) {
+    }
+    w_->cv.notify_all();
+  }
 
   // Shared-memory baseline: every rank reduces its block straight from all
   // ranks' buffers, then copies the other blocks from their owners.
   void nativeAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op, void*,
                        const Deadline& dl) override {
     const Blocks B{count, size_t(w_->P)};
-    nativeDirect(send, recv, dl, [&](const std::vector<const void*>& S, const std::vector<const void*>& R) {
+    nativeDirect(send, recv, {0, count, dt, op, seq_}, dl,
+                 [&](const std::vector<const void*>& S, const std::vector<const void*>& R) {
       reduceBlock(S, recv, B.off(rank_), B.off(rank_), B.len(rank_), dt, op);
       barrier(nullptr, dl);
       const size_t esz = dtypeSize(dt);
@@ -106,14 +156,16 @@ class LocalTransport final : public Transport {
   }
   void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op,
                            void*, const Deadline& dl) override {
-    nativeDirect(send, recv, dl, [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
+    nativeDirect(send, recv, {1, recvcount, dt, op, seq_}, dl,
+                 [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
       reduceBlock(S, recv, size_t(rank_) * recvcount, 0, recvcount, dt, op);
     });
   }
   void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt, void*,
                        const Deadline& dl) override {
     const size_t bytes = sendcount * dtypeSize(dt);
-    nativeDirect(send, recv, dl, [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
+    nativeDirect(send, recv, {2, sendcount, dt, scSum, seq_}, dl,
+                 [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
       for (int q = 0; q < w_->P; ++q)
         if (S[q] != static_cast<char*>(recv) + q * bytes)
           std::memcpy(static_cast<char*>(recv) + q * bytes, S[q], bytes);
@@ -121,27 +173,46 @@ class LocalTransport final : public Transport {
   }
 
  private:
+  // Every rank publishes its buffers and its call, then all check the calls
+  // agree before anyone reads a peer's buffer: with different counts a rank
+  // would read past a peer's buffer. Every rank sees the same table, so all
+  // fail together, naming the same ranks.
   template <typename F>
-  void nativeDirect(const void* send, void* recv, const Deadline& dl, F body) {
+  void nativeDirect(const void* send, void* recv, const NativeSig& sig, const Deadline& dl, F body) {
     SC_REQUIRE(device_ < 0, scInvalidUsage,
                "algorithm 'native' is not available on device-local communicators; use ring, rabenseifner or recdbl");
     {
       std::lock_guard<std::mutex> lk(w_->m);
       w_->nativeSend.resize(w_->P);
       w_->nativeRecv.resize(w_->P);
+      w_->nativeSig.resize(w_->P);
       w_->nativeSend[rank_] = send;
       w_->nativeRecv[rank_] = recv;
+      w_->nativeSig[rank_] = sig;
     }
     barrier(nullptr, dl);  // everyone published
     std::vector<const void*> S, R;
+    std::string mismatch;
     {
       std::lock_guard<std::mutex> lk(w_->m);
       S = w_->nativeSend;
       R = w_->nativeRecv;
+      const std::vector<NativeSig>& sig = w_->nativeSig;
+      for (int q = 1; q < w_->P && mismatch.empty(); ++q)
+        if (!(sig[q] == sig[0]))
+          mismatch = cat("rank ", q, " called ", sigText(sig[q]), ", rank 0 called ", sigText(sig[0]));
     }
     barrier(nullptr, dl);  // everyone read the table: it may be reused
+    SC_REQUIRE(mismatch.empty(), scRemoteError, "mismatched native calls: ", mismatch);
     body(S, R);
     barrier(nullptr, dl);  // nobody returns while a peer still reads its buffers
+  }
+
+  static std::string sigText(const NativeSig& s) {
+    static const char* kinds[] = {"allreduce", "reduce-scatter", "allgather"};
+    std::string t = cat(kinds[s.kind], "(count=", s.count, ", ", dtypeName(s.dt));
+    if (s.kind != 2) t += cat(", op ", int(s.op));
+    return t + cat(") as call #", s.seq);
   }
 
   // dst[dstOff..] = op over ranks (in rank order) of S[q][srcOff..], n elements.
@@ -160,10 +231,18 @@ void LocalRound::wait(const Deadline& dl) {
     std::shared_ptr<SendRec> rec;
     {
       std::unique_lock<std::mutex> lk(w.m);
-      auto& q = w.chan[size_t(r.peer) * w.P + me];
-      if (!w.cv.wait_until(lk, dl.at, [&] { return !q.empty(); }))
-        SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired: rank ", me, " waited for ", r.bytes,
-                 " bytes from rank ", r.peer);
+      auto& q = w.queue(r.peer, me);
+      const bool ok = w.cv.wait_until(lk, dl.at, [&] { return !q.empty() || w.abortedElsewhere(me); });
+      if (q.empty()) w.throwIfAbortedElsewhere(me);
+      if (!ok)
+        SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", me,
+                 " was waiting for ", bytesText(r.bytes), " from rank ", r.peer);
+      const SendRec& f = *q.front();
+      SC_REQUIRE(f.seq == seq_ && f.sig == sig_, scRemoteError, "mismatched calls: rank ", me, " in call #", seq_,
+                 " expected ", bytesText(r.bytes), " from rank ", r.peer, ", which sent a message of ",
+                 f.seq == seq_ ? std::string("a different call (another collective, count, data type, op or algorithm)")
+                               : cat("its call #", f.seq),
+                 " instead");
       rec = q.front();
       q.pop_front();
       rec->taken = true;
@@ -183,14 +262,17 @@ void LocalRound::wait(const Deadline& dl) {
       rec->done = true;
     }
     w.cv.notify_all();
-    SC_REQUIRE(match, scRemoteError, "message size mismatch: rank ", me, " expected ", r.bytes,
-               " bytes from rank ", r.peer, " but it sent ", rec->bytes);
+    SC_REQUIRE(match, scRemoteError, "message size mismatch in call #", seq_, ": rank ", me, " expected ",
+               r.bytes, " bytes from rank ", r.peer, " but it sent ", rec->bytes,
+               " (the ranks made different calls, or the same call with different counts)");
   }
   std::unique_lock<std::mutex> lk(w.m);
   for (const auto& s : sends) {
-    if (!w.cv.wait_until(lk, dl.at, [&] { return s->done; }))
-      SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired: rank ", me, " waited for a peer to take ",
-               s->bytes, " bytes");
+    const bool ok = w.cv.wait_until(lk, dl.at, [&] { return s->done || w.abortedElsewhere(me); });
+    if (!s->done) w.throwIfAbortedElsewhere(me);
+    if (!ok)
+      SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", me,
+               " was waiting for rank ", s->peer, " to take ", bytesText(s->bytes));
     if (dev >= 0 && s->doneEvent) localdev::streamWait(dev, stream_, s->doneEvent);
   }
   waited_ = true;
@@ -203,11 +285,9 @@ LocalRound::~LocalRound() {
     // Withdraw sends nobody took; wait out copies already under way so the
     // caller may free its buffers once we return.
     for (const auto& s : sends) {
-      for (int d = 0; d < w.P; ++d) {
-        auto& ch = w.chan[size_t(t_.rank()) * w.P + d];
-        for (auto it = ch.begin(); it != ch.end(); ++it)
-          if (*it == s) { ch.erase(it); break; }
-      }
+      auto& ch = w.queue(t_.rank(), s->peer);
+      for (auto it = ch.begin(); it != ch.end(); ++it)
+        if (*it == s) { ch.erase(it); break; }
       if (s->taken) w.cv.wait(lk, [&] { return s->done; });
     }
   }

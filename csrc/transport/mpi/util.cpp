@@ -16,30 +16,58 @@ void mpiCheck(int rc, const char* what) {
 
 namespace {
 
+// inout[i] = in[i] op inout[i] with the operator every other path runs
+// (core/reduce_op.h); commutative, so MPI may combine in any order.
 template <typename T, int Op>
 void userOp(void* in, void* inout, int* len, MPI_Datatype*) {
   const T* a = static_cast<const T*>(in);
   T* b = static_cast<T*>(inout);
-  for (int i = 0; i < *len; ++i) {
-    switch (Op) {
-      case scSum: b[i] = Arith<T>::sum(a[i], b[i]); break;
-      case scProd: b[i] = Arith<T>::prod(a[i], b[i]); break;
-      case scMax: b[i] = Arith<T>::max(a[i], b[i]); break;
-      default: b[i] = Arith<T>::min(a[i], b[i]); break;
-    }
-  }
+  const ReduceOp<T, Op> f;
+  for (int i = 0; i < *len; ++i) b[i] = f(a[i], b[i]);
 }
 
 template <typename T>
 MPI_Op makeOp(scRedOp_t op) {
   MPI_Op o;
   switch (op) {
-    case scProd: MPI_Op_create(userOp<T, scProd>, 1, &o); break;
-    case scMax: MPI_Op_create(userOp<T, scMax>, 1, &o); break;
-    case scMin: MPI_Op_create(userOp<T, scMin>, 1, &o); break;
-    default: MPI_Op_create(userOp<T, scSum>, 1, &o); break;
+    case scProd: mpiCheck(MPI_Op_create(userOp<T, scProd>, 1, &o), "MPI_Op_create"); break;
+    case scMax: mpiCheck(MPI_Op_create(userOp<T, scMax>, 1, &o), "MPI_Op_create"); break;
+    case scMin: mpiCheck(MPI_Op_create(userOp<T, scMin>, 1, &o), "MPI_Op_create"); break;
+    default: mpiCheck(MPI_Op_create(userOp<T, scSum>, 1, &o), "MPI_Op_create"); break;
   }
   return o;
+}
+
+// Where MPI's predefined ops would give other results than sparcoll's own
+// algorithms (core/reduce_op.h), and native must not be the odd one out:
+//  - float16/bfloat16: MPI has no such types (carried as MPI_UINT16_T);
+//  - float32/float64 max/min: MPI leaves NaN undefined, and Open MPI's
+//    MPI_MAX/MPI_MIN (a comparison, or a SIMD max in its AVX component) keep
+//    or drop a NaN depending on the operand order; Arith propagates it;
+//  - int8/uint8 sum/prod (avg is a sum): Open MPI's AVX op component
+//    saturates 8-bit sums instead of wrapping (`--mca op ^avx` hides it).
+bool needsUserOp(scDataType_t dt, scRedOp_t op) {
+  switch (dt) {
+    case scFloat16: case scBfloat16: return true;
+    case scFloat32: case scFloat64: return op == scMax || op == scMin;
+    case scInt8: case scUint8: return op == scSum || op == scAvg || op == scProd;
+    default: return false;
+  }
+}
+
+// The user op for (dt, op): created once per pair (MPI_Op_create needs MPI
+// initialised, so lazily) and kept for the process lifetime.
+MPI_Op userOpFor(scDataType_t dt, scRedOp_t rop) {
+  static std::mutex m;
+  static MPI_Op ops[scNumTypes][scNumOps] = {};
+  static bool made[scNumTypes][scNumOps] = {};
+  const scRedOp_t op = rop == scAvg ? scSum : rop;  // avg divides once afterwards
+  std::lock_guard<std::mutex> lk(m);
+  if (!made[dt][op]) {
+    dispatchDtype(dt, [&](auto tag) { ops[dt][op] = makeOp<decltype(tag)>(op); });
+    made[dt][op] = true;
+  }
+  return ops[dt][op];
 }
 
 }  // namespace
@@ -57,20 +85,6 @@ MpiType::MpiType(scDataType_t dt, scRedOp_t rop) : size(dtypeSize(dt)) {
     case scFloat16: case scBfloat16: type = MPI_UINT16_T; break;
     default: SC_THROW(scInvalidArgument, "unknown data type ", int(dt));
   }
-  if (dt == scFloat16 || dt == scBfloat16) {
-    // User ops are created once per (type, op) and kept for the process lifetime.
-    static std::mutex m;
-    static MPI_Op ops[2][4] = {};
-    static bool made[2][4] = {};
-    const int ti = dt == scFloat16 ? 0 : 1, oi = rop == scAvg ? 0 : int(rop);
-    std::lock_guard<std::mutex> lk(m);
-    if (!made[ti][oi]) {
-      ops[ti][oi] = ti == 0 ? makeOp<Half>(rop == scAvg ? scSum : rop) : makeOp<BFloat16>(rop == scAvg ? scSum : rop);
-      made[ti][oi] = true;
-    }
-    op = ops[ti][oi];
-    return;
-  }
   switch (rop) {
     case scSum: case scAvg: op = MPI_SUM; break;
     case scProd: op = MPI_PROD; break;
@@ -78,6 +92,7 @@ MpiType::MpiType(scDataType_t dt, scRedOp_t rop) : size(dtypeSize(dt)) {
     case scMin: op = MPI_MIN; break;
     default: SC_THROW(scInvalidArgument, "unknown reduction op ", int(rop));
   }
+  if (needsUserOp(dt, rop)) op = userOpFor(dt, rop);
 }
 
 }  // namespace sc

@@ -1,6 +1,8 @@
 // MPI helpers shared by the MPI and NCCL transports: error checking and the
-// mapping of sparcoll types/ops onto MPI's (float16/bfloat16 get user ops that
-// compute in float32, as the CPU backend does).
+// mapping of sparcoll types/ops onto MPI's. Where a predefined MPI op would
+// compute something else than the library's own algorithms (float16/bfloat16,
+// float max/min with NaNs, 8-bit sums that Open MPI may saturate), MpiType
+// holds a user op running core/reduce_op.h's operators (util.cpp).
 #pragma once
 
 #include <mpi.h>

@@ -1,0 +1,147 @@
+// Call signatures (core/call.h) and the mismatch check: before a call's
+// first message, the ranks allgather their signatures (recursive doubling,
+// ceil(log2 P) rounds of 88-byte records) and all compare them, so a
+// mismatch is one scInvalidUsage on every rank, naming who called what,
+// instead of a call that fails on some ranks only or, inside an MPI library's
+// own collective, corrupts the process. Which calls are checked:
+// scConfig_t.check / SPARCOLL_CHECK (README, "Reliability").
+#include "core/call.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "algo/dense.h"
+#include "core/comm.h"
+
+namespace sc {
+namespace {
+
+void mix(uint32_t& h, const void* p, size_t n) {
+  const unsigned char* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 16777619u;
+}
+
+}  // namespace
+
+uint32_t CallSig::hash() const {
+  uint32_t h = 2166136261u;
+  mix(h, name, std::strlen(name));
+  mix(h, &count, sizeof count);
+  mix(h, &dtype, sizeof dtype);
+  mix(h, &op, sizeof op);
+  if (algo) mix(h, algo, std::strlen(algo));
+  mix(h, &extra, sizeof extra);
+  return h;
+}
+
+std::string CallSig::text() const {
+  std::string t = std::string(name) + "(";
+  auto add = [&](const std::string& s) { t += (t.back() == '(' ? "" : ", ") + s; };
+  if (count != kNoCount) add("count=" + std::to_string(count));
+  if (dtype >= 0) add(dtypeName(scDataType_t(dtype)));
+  if (op >= 0) add(opName(scRedOp_t(op)));
+  if (algo) add(algo);
+  if (extra) add("#" + std::to_string(extra));
+  return t + ")";
+}
+
+namespace {
+
+// A signature as it travels: fixed size, names truncated.
+struct Wire {
+  uint64_t seq, count, extra;
+  int32_t dtype, op;
+  char name[32];
+  char algo[24];
+  bool operator<(const Wire& o) const { return std::memcmp(this, &o, sizeof(Wire)) < 0; }
+};
+static_assert(sizeof(Wire) == 88, "Wire is packed by hand");
+
+Wire toWire(const CallSig& s, uint64_t seq) {
+  Wire w;
+  std::memset(&w, 0, sizeof w);
+  w.seq = seq;
+  w.count = s.count;
+  w.extra = s.extra;
+  w.dtype = s.dtype;
+  w.op = s.op;
+  std::strncpy(w.name, s.name, sizeof w.name - 1);
+  if (s.algo) std::strncpy(w.algo, s.algo, sizeof w.algo - 1);
+  return w;
+}
+
+std::string wireText(const Wire& w) {
+  CallSig s;
+  s.name = w.name;
+  s.count = w.count;
+  s.dtype = w.dtype;
+  s.op = w.op;
+  s.algo = w.algo[0] ? w.algo : nullptr;
+  s.extra = w.extra;
+  return s.text() + " as call #" + std::to_string(w.seq);
+}
+
+// "ranks 0, 1, 3" / "rank 2" / "ranks 0-5" for a sorted list.
+std::string rankList(const std::vector<int>& r) {
+  std::string t = r.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < r.size();) {
+    size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    t += (i ? ", " : "") + std::to_string(r[i]) + (j > i + 1 ? "-" + std::to_string(r[j])
+                                                  : j > i ? ", " + std::to_string(r[j]) : "");
+    i = j + 1;
+  }
+  return t;
+}
+
+bool wanted(const scComm& comm, const CallSig& sig) {
+  if (comm.size() < 2) return false;
+  switch (comm.cfg.check) {
+    case scCheckAll: return true;
+    case scCheckOff: return false;
+    // Default: the calls whose mismatch nothing else catches, those that run
+    // the underlying library's own collective (sparcoll's schedules tag their
+    // messages, so a mismatch there is seen at the first message), on host
+    // communicators (a device stream would have to be synchronised).
+    default: return sig.algo && std::strcmp(sig.algo, "native") == 0 && !comm.device();
+  }
+}
+
+// The check itself. Its traffic is not the collective's: it is left out of
+// scStats_t.
+void verify(scComm& comm, const CallSig& sig) {
+  SC_REQUIRE(!comm.device(), scInvalidUsage,
+             "the mismatch check (SPARCOLL_CHECK=1) is not available on device communicators yet");
+  const int P = comm.size();
+  const Wire mine = toWire(sig, comm.seq);
+  std::vector<Wire> all(static_cast<size_t>(P));
+  const scStats_t kept = comm.stats;
+  comm.transport->beginCall(comm.seq, CallSig{"check"}.hash());
+  {
+    Ctx c(comm, scUint8, scSum, nullptr);
+    doublingAllGather(c, &mine, all.data(), sizeof(Wire));
+  }
+  comm.stats = kept;
+  std::map<Wire, std::vector<int>> groups;
+  for (int q = 0; q < P; ++q) groups[all[size_t(q)]].push_back(q);
+  if (groups.size() == 1) return;
+  // Every rank builds the same message: the groups in order of their first rank.
+  std::vector<std::pair<int, std::string>> parts;
+  for (const auto& g : groups) parts.emplace_back(g.second.front(), rankList(g.second) + " called " + wireText(g.first));
+  std::sort(parts.begin(), parts.end());
+  std::string msg;
+  for (const auto& p : parts) msg += (msg.empty() ? "" : "; ") + p.second;
+  SC_THROW(scInvalidUsage, "mismatched calls: ", msg);
+}
+
+}  // namespace
+
+void setCall(scComm& comm, const CallSig& sig) {
+  ++comm.seq;
+  comm.call = sig;
+  if (wanted(comm, sig)) verify(comm, sig);
+  comm.transport->beginCall(comm.seq, sig.hash());
+}
+
+}  // namespace sc
