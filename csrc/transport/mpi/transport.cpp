@@ -164,13 +164,9 @@ class MpiRound final : public Round {
         checkAbortNotice(ctl_, id_);
         if (!recvs.empty() && code_.packed) otherCalls();
       }
-      if (!recvs.empty()) {
-        // Keep the sends moving while receives wait for their messages.
-        mpiCheck(MPI_Testall(int(sendReqs.size()), sendReqs.data(), &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
-        return false;
-      }
+      // The sends keep moving while receives wait for their messages.
       mpiCheck(MPI_Testall(int(sendReqs.size()), sendReqs.data(), &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
-      if (!flag) return false;
+      if (!flag || !recvs.empty()) return false;
       mpiCheck(MPI_Testall(int(recvReqs.size()), recvReqs.data(), &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
       return flag != 0;
     });
@@ -208,19 +204,18 @@ class MpiRound final : public Round {
   // a probe finds a pair's messages in the order they were sent, so receives
   // from one peer are matched in the order they were posted).
   void matchRecvs() {
-    size_t keep = 0;
-    // Peers whose probe found nothing in this pass: their later receives wait
-    // too, or a message arriving meanwhile would match a later receive first.
-    std::vector<int> waiting;
+    size_t keep = 0;  // recvs[0, keep): the receives this pass left waiting
     for (size_t i = 0; i < recvs.size(); ++i) {
-      const Msg& m = recvs[i];
+      const Msg m = recvs[i];
       int flag = 0;
       MPI_Message msg;
       MPI_Status st;
-      if (std::find(waiting.begin(), waiting.end(), m.peer) == waiting.end())
-        mpiCheck(MPI_Improbe(m.peer, tag_, comm_, &flag, &msg, &st), "MPI_Improbe");
+      // A receive waits while an earlier one from its peer waits, or a
+      // message arriving meanwhile would match the later receive first.
+      const bool peerWaits = std::any_of(recvs.begin(), recvs.begin() + keep,
+                                         [&](const Msg& w) { return w.peer == m.peer; });
+      if (!peerWaits) mpiCheck(MPI_Improbe(m.peer, tag_, comm_, &flag, &msg, &st), "MPI_Improbe");
       if (!flag) {
-        waiting.push_back(m.peer);
         recvs[keep++] = m;
         continue;
       }
