@@ -140,6 +140,7 @@ void verify(scComm& comm, const CallSig& sig) {
 void setCall(scComm& comm, const CallSig& sig) {
   ++comm.seq;
   comm.call = sig;
+  comm.recorder->begin(comm.seq, sig, comm.stats);
   if (wanted(comm, sig)) verify(comm, sig);
   comm.transport->beginCall(comm.seq, sig.hash());
 }

@@ -50,6 +50,7 @@ std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) {
       comm.stats.interNodeMsgsSent++;
     }
   }
+  comm.recorder->round(ops, phase_, step_, steps_);
   return std::make_unique<NamedRound>(comm.transport->post(ops, stream, dl), *this);
 }
 

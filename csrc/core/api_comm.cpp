@@ -1,4 +1,5 @@
 // C API: communicator lifecycle, queries, statistics, error strings.
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -60,6 +61,13 @@ scResult_t enterCall(scComm* comm, bool* nested) {
 }
 
 void leaveCall(scComm* comm) noexcept { comm->inUse.store(std::thread::id{}); }
+
+void endCalls(scComm* comm, uint64_t before, scResult_t r) noexcept {
+  try {
+    comm->recorder->end(before, r, r == scSuccess ? std::string() : comm->lastError, comm->stats);
+  } catch (...) {  // a trace that cannot be written never fails the call
+  }
+}
 
 // Marks comm aborted (once), tells its peers why, and aborts its transport.
 void abortComm(scComm* comm, const std::string& why) {
@@ -163,6 +171,31 @@ extern "C" scResult_t scCommAbort(scComm_t comm) {
   return scCall(comm, [&] {
     checkComm(comm);
     abortComm(comm, cat("scCommAbort was called on rank ", comm->rank()));
+  });
+}
+
+extern "C" scResult_t scCommShrink(scComm_t comm, const int* excludeRanks, int nexclude, scComm_t* newcomm) {
+  // Held like a call; an aborted comm is allowed (no checkComm).
+  return scCall(comm, [&] {
+    SC_ARG(newcomm != nullptr, "output communicator pointer is NULL");
+    *newcomm = nullptr;
+    SC_ARG(comm != nullptr, "communicator is NULL");
+    const int P = comm->size(), me = comm->rank();
+    SC_ARG(nexclude >= 0 && nexclude < P, "nexclude = ", nexclude, " is outside [0, size = ", P, ")");
+    SC_ARG(nexclude == 0 || excludeRanks != nullptr, "excludeRanks is NULL with nexclude = ", nexclude);
+    std::vector<int> exclude(excludeRanks, excludeRanks + nexclude);
+    for (int i = 0; i < nexclude; ++i) {
+      SC_ARG(exclude[size_t(i)] >= 0 && exclude[size_t(i)] < P, "excludeRanks[", i, "] = ", exclude[size_t(i)],
+             " is outside [0, size = ", P, ")");
+      SC_ARG(exclude[size_t(i)] != me, "excludeRanks[", i, "] = ", me,
+             " is the calling rank: an excluded rank does not call scCommShrink");
+    }
+    std::sort(exclude.begin(), exclude.end());
+    SC_ARG(std::adjacent_find(exclude.begin(), exclude.end()) == exclude.end(), "excludeRanks lists rank ",
+           *std::adjacent_find(exclude.begin(), exclude.end()), " twice");
+    std::unique_ptr<Transport> t = comm->transport->shrink(exclude, comm->deadline());
+    auto backend = comm->device() ? makeCudaBackend(comm->cfg.device) : makeCpuBackend();
+    *newcomm = new scComm(std::move(t), std::move(backend), comm->cfg);
   });
 }
 

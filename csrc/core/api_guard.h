@@ -30,6 +30,9 @@ bool commLive(const scComm* comm);
 // and keeps holding it after the inner call.
 scResult_t enterCall(scComm* comm, bool* nested);
 void leaveCall(scComm* comm) noexcept;
+// The calls numbered after `before` ended with r: the flight recorder and the
+// trace record them (core/trace.h).
+void endCalls(scComm* comm, uint64_t before, scResult_t r) noexcept;
 
 template <typename F>
 scResult_t scGuard(scComm* comm, F&& body) {
@@ -68,7 +71,10 @@ scResult_t scCall(scComm* comm, F&& body) {
     scComm* c;
     ~Leave() { if (c) leaveCall(c); }
   } leave{nested ? nullptr : comm};
-  return scGuard(comm, std::forward<F>(body));
+  const uint64_t before = comm ? comm->seq : 0;
+  const scResult_t r = scGuard(comm, std::forward<F>(body));
+  if (comm && comm->seq > before) endCalls(comm, before, r);
+  return r;
 }
 
 }  // namespace sc

@@ -1,5 +1,7 @@
 #include "core/comm.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -116,6 +118,18 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
     }
   }
   c.check = check;
+  if (const char* v = std::getenv("SPARCOLL_FLIGHT_RECORDER"); v && *v) {
+    const double d = envDouble("SPARCOLL_FLIGHT_RECORDER", 0);
+    SC_ARG(d >= 0 && d <= 1e6 && d == double(size_t(d)), "SPARCOLL_FLIGHT_RECORDER='", v,
+           "' is not a number of calls from 0 (off) to 1000000");
+    c.flightRecorder = size_t(d);
+  }
+  if (const char* v = std::getenv("SPARCOLL_TRACE"); v && *v) {
+    struct stat st;
+    SC_ARG(::stat(v, &st) == 0 && S_ISDIR(st.st_mode), "SPARCOLL_TRACE='", v,
+           "' is not a directory (create it first; every rank writes its own file there)");
+    c.traceDir = v;
+  }
   if (const char* v = std::getenv("SPARCOLL_PIPELINE_BYTES"); v && *v) c.pipelineBytes = envPipelineBytes(v);
   // The cost model's parameters: these overrides beat the tuning file, which
   // beats the built-in defaults (model/model.cpp).
@@ -145,7 +159,9 @@ model::Model commModel(const Config& cfg, bool device, int P) {
 
 scComm::scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b, sc::Config c)
     : transport(std::move(t)), backend(std::move(b)), cfg(std::move(c)),
-      model(sc::commModel(cfg, backend->mem() == sc::Mem::Device, transport->size())) {
+      model(sc::commModel(cfg, backend->mem() == sc::Mem::Device, transport->size())),
+      recorder(std::make_unique<sc::Recorder>(cfg.flightRecorder, cfg.traceDir, transport->rank(),
+                                              transport->size(), transport->name())) {
   sc::registerComm(this);
 }
 

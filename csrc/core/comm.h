@@ -14,6 +14,7 @@
 #include "core/deadline.h"
 #include "core/dtype.h"
 #include "core/scratch.h"
+#include "core/trace.h"
 #include "model/model.h"
 #include "transport/transport.h"
 
@@ -35,11 +36,16 @@ struct Config {
   int machines = 1;
   int machinesEnv = 0;
   scCheck_t check = scCheckNative;  // resolved: never scCheckDefault
+  // core/trace.h: calls kept for the flight recorder (SPARCOLL_FLIGHT_RECORDER)
+  // and the trace directory (SPARCOLL_TRACE; empty: no trace).
+  size_t flightRecorder = 32;
+  std::string traceDir;
 };
 
 // Merges the caller's scConfig_t (may be NULL) with environment overrides:
 // SPARCOLL_TIMEOUT, SPARCOLL_ALGO, SPARCOLL_PIPELINE_BYTES, SPARCOLL_ALPHA/BETA/GAMMA,
-// SPARCOLL_MACHINES, and reads the tuning file (scConfig_t.tuningFile, else
+// SPARCOLL_MACHINES, SPARCOLL_CHECK, SPARCOLL_FLIGHT_RECORDER, SPARCOLL_TRACE,
+// and reads the tuning file (scConfig_t.tuningFile, else
 // SPARCOLL_TUNING_FILE).
 Config resolveConfig(const scConfig_t* cfg, scTransport_t transport);
 // The cost model of a communicator of P ranks made with cfg.
@@ -70,6 +76,7 @@ struct scComm {
   // refused on one rank alone leaves the ranks in step.
   uint64_t seq = 0;
   sc::CallSig call;  // the current (or last) call's signature (core/call.h)
+  std::unique_ptr<sc::Recorder> recorder;  // flight recorder and trace (core/trace.h)
   // The thread inside a collective call (api_guard.h: scCall); a default id
   // when none is. A call the library makes from inside another (DSOP's
   // allreduce) is on the same thread and nests.

@@ -14,6 +14,7 @@
 // rule (bytes = n m s_out) beats the model. Ties go to the first of
 // all_scatter, g_rabenseifner, allreduce_ring, allreduce, allgather. One rank:
 // allreduce (no copies at all).
+#include <algorithm>
 #include <cmath>
 
 #include "algo/dense.h"
@@ -23,7 +24,7 @@ namespace sc::dsop {
 namespace {
 
 model::Coef collective(const model::Model& m, Coll coll, scAlgo_t forced, double bytes) {
-  const size_t b = size_t(bytes);
+  const size_t b = size_t(std::min(bytes, 1.8e19));  // huge n x m: converting past 2^64 is undefined
   const scAlgo_t a = forced == scAlgoAuto ? model::chooseDense(m, coll, scAlgoAuto, b) : forced;
   return model::denseCoef(coll, a, m.P, bytes);
 }

@@ -16,7 +16,7 @@ namespace {
 
 int pow2Below(int P) {
   int p = 1;
-  while (p * 2 <= P) p *= 2;
+  while (p <= P / 2) p *= 2;  // not p * 2 <= P: that overflows int for P >= 2^30
   return p;
 }
 

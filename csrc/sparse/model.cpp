@@ -34,7 +34,10 @@ struct Terms {
       logMiss[j + 1] = logMiss[j] + std::log1p(-std::min(1.0 - 1e-15, i.N ? double(i.k[j]) / N : 0.0));
   }
 
-  bool sparse(double n, double len) const { return in.rule.sparseOk(uint64_t(std::ceil(n)), size_t(len)); }
+  // Counts from doubles are clamped below 2^64: a dim near SIZE_MAX rounds up
+  // to 2^64 as a double, which does not convert back.
+  static uint64_t count(double x) { return uint64_t(std::min(x, 1.8e19)); }
+  bool sparse(double n, double len) const { return in.rule.sparseOk(count(std::ceil(n)), count(len)); }
   double wire(double n, double len) const { return sparse(n, len) ? n * double(in.isz + in.vsz) : len * double(in.vsz); }
   double dense(double len) const { return g * double(in.vsz) * len; }  // a dense reduce (2 reads, 1 write)
   double zero(double len) const { return dense(len) / 3; }              // a memset writes a third of that
@@ -67,7 +70,7 @@ struct Terms {
 
   // The dense fallback runs scAllReduce's auto (native priced as ring).
   double denseAllReduce() const {
-    const size_t bytes = size_t(N) * in.vsz;
+    const size_t bytes = count(N * double(in.vsz));  // may exceed 2^64: scSparseAlgoFor takes any dim
     const scAlgo_t algo = model::chooseDense(*in.model, Coll::AllReduce, scAlgoAuto, bytes);
     return densify(kmax(), N) + model::predictDense(*in.model, Coll::AllReduce, algo, bytes);
   }

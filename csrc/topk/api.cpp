@@ -2,6 +2,7 @@
 // before touching any buffer, resolves host vs device from the memory of the
 // input (or the state), and runs the CPU reference or the CUDA kernels.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -43,6 +44,10 @@ Params resolve(size_t n, scDataType_t dt, const scTopkConfig_t* cfg) {
   SC_ARG(dt >= 0 && dt < scNumTypes, "unknown data type ", int(dt));
   SC_ARG(supportedDtype(dt), "top-k does not support dtype ", dtypeName(dt),
          ": it takes float32, float64, float16 or bfloat16");
+  // No object spans more than PTRDIFF_MAX bytes: a larger n is a bad argument,
+  // not a vector to start reading (nor one to size scratch by).
+  SC_ARG(n <= size_t(PTRDIFF_MAX) / dtypeSize(dt), "n = ", n, " elements of ", dtypeName(dt),
+         " exceeds the largest possible buffer");
   Params p{};
   p.method = cfg->method;
   p.output = cfg->output;
@@ -169,7 +174,8 @@ extern "C" scResult_t scTopkStateCreate(scTopkState_t* state, size_t n, scDataTy
     SC_ARG(supportedDtype(dtype), "top-k does not support dtype ", dtypeName(dtype),
            ": it takes float32, float64, float16 or bfloat16");
     const size_t esz = dtypeSize(dtype);
-    SC_ARG(n <= SIZE_MAX / esz, "n = ", n, " overflows the residual's byte size");
+    SC_ARG(n <= size_t(PTRDIFF_MAX) / esz, "n = ", n, " elements of ", dtypeName(dtype),
+           " exceeds the largest possible buffer");
     auto st = std::make_unique<scTopkState>();
     st->n = n;
     st->dtype = dtype;

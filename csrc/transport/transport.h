@@ -65,6 +65,14 @@ class Transport {
   // scRemoteError naming it within a second, instead of at its deadline.
   // Called before abort(). Transports that cannot tell ignore it.
   virtual void notifyAbort(const std::string& /*why*/) noexcept {}
+  // The transport of a new communicator of this one's ranks less `exclude`
+  // (sorted, distinct, in range, without this rank), renumbered in rank order:
+  // collective over the remaining ranks only, so a dead rank takes no part.
+  // Allowed after abort(): that is what it is for. Transports that cannot
+  // throw scInvalidUsage saying why.
+  virtual std::unique_ptr<Transport> shrink(const std::vector<int>& /*exclude*/, const Deadline& /*dl*/) {
+    SC_THROW(scInvalidUsage, "the ", name(), " transport cannot shrink a communicator");
+  }
 
   // Baseline collectives of the underlying library (MPI_Allreduce, ncclAllReduce...).
   // Count/types are already validated. avg is handled by the caller when the

@@ -313,6 +313,17 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         call here raises. Not while another thread is inside a call on it."""
         _sparcoll.abort(self._h)
 
+    def shrink(self, exclude: Sequence[int]) -> "Communicator":
+        """A new communicator of this one's ranks less ``exclude`` (scCommShrink),
+        renumbered in rank order: how a job goes on without a dead rank. Called
+        by every rank not excluded, with the same list; works on an aborted
+        communicator (after a failure), which stays open until closed.
+        Transports: local; nccl with NCCL >= 2.27; mpi only with a ULFM MPI."""
+        if isinstance(exclude, (str, bytes)) or not all(isinstance(r, int) and not isinstance(r, bool)
+                                                         for r in exclude):
+            raise TypeError("exclude must be a sequence of int ranks")
+        return type(self)(_sparcoll.shrink(self._h, [int(r) for r in exclude]), self.transport)
+
 
 def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Optional[float] = None,
                 algo: str = "auto", pipeline_bytes: int = 0, tuning_file: Optional[str] = None) -> List[Communicator]:

@@ -196,6 +196,16 @@ void bindCore(py::module_& m) {
     scComm_t comm = c.get();
     check(scCommAbort(comm), comm);
   });
+  m.def("shrink", [](Comm& c, const std::vector<int>& exclude) {
+    scComm_t comm = c.get(), out = nullptr;
+    scResult_t r;
+    {
+      py::gil_scoped_release nogil;
+      r = scCommShrink(comm, exclude.data(), int(exclude.size()), &out);
+    }
+    check(r, comm);
+    return new Comm(out);
+  }, py::return_value_policy::take_ownership);
   m.def("error_string", [](int code) { return std::string(scGetErrorString(scResult_t(code))); });
 }
 

@@ -55,6 +55,25 @@ TEST(CxxApi, ErrorsBecomeExceptionsWithCodeAndMessage) {
   EXPECT_THROW(sparcoll::Comm::local(2, {0}), sparcoll::Error);
 }
 
+// Comm::shrink: ranks 0 and 2 of 3 go on without rank 1, which takes no part.
+TEST(CxxApi, ShrinkWithoutARank) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "local-only test";
+  auto comms = sparcoll::Comm::local(3);
+  std::vector<int> got(3, -1);
+  std::vector<std::thread> threads;
+  for (int r : {0, 2})
+    threads.emplace_back([&, r] {
+      sparcoll::Comm small = comms[r].shrink({1});
+      EXPECT_EQ(small.size(), 2);
+      int x = small.rank() + 1;
+      small.allReduce(&x, &x, 1, scSum, scAlgoRing);
+      got[r] = x;
+      EXPECT_THROW(comms[r].shrink({r}), sparcoll::Error) << "a rank cannot exclude itself";
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(got, (std::vector<int>{3, -1, 3}));
+}
+
 // The cost model: a Config keeps its tuning file's path (a copy outlives the
 // caller's string), a communicator's estimate is the CostModel's of its size.
 TEST(CxxApi, CostModelAndEstimates) {

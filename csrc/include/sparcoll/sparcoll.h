@@ -213,6 +213,19 @@ scResult_t scCommDestroy(scComm_t comm);
  * Every later call on comm returns scInvalidUsage; destroy it as usual. Not
  * while another thread is inside a call on comm (scInvalidUsage). */
 scResult_t scCommAbort(scComm_t comm);
+
+/* A new communicator of comm's ranks less the nexclude ranks in excludeRanks
+ * (distinct, in [0, size), this rank not among them), renumbered in rank
+ * order, with comm's configuration: how a job goes on without a dead rank.
+ * Called by every rank not excluded, with the same list; the excluded ranks
+ * take no part. comm may have been aborted (by a failed call or
+ * scCommAbort); it stays valid until destroyed. A rank that does not join
+ * within the timeout fails the call with scTimeout naming it; different lists
+ * give scInvalidUsage. Transports: local; nccl with NCCL >= 2.27
+ * (ncclCommShrink); mpi only with an MPI offering the fault-tolerance
+ * extension (ULFM's MPIX_Comm_shrink, which can exclude only failed ranks),
+ * else scInvalidUsage. */
+scResult_t scCommShrink(scComm_t comm, const int* excludeRanks, int nexclude, scComm_t* newcomm);
 scResult_t scCommRank(scComm_t comm, int* rank);
 scResult_t scCommSize(scComm_t comm, int* size);
 /* 1 when the communicator works on device buffers. */

@@ -129,6 +129,12 @@ class Comm {
   void barrier(void* stream = nullptr) { check(scBarrier(c_, stream), c_); }
   // scCommAbort: peers waiting on this rank fail within about a second.
   void abort() { check(scCommAbort(c_), c_); }
+  // scCommShrink: a communicator of the other ranks, by every rank not excluded.
+  Comm shrink(const std::vector<int>& exclude) const {
+    scComm_t c = nullptr;
+    check(scCommShrink(c_, exclude.data(), int(exclude.size()), &c), c_);
+    return Comm(c);
+  }
   // The cost model's prediction for one call (scEstimateTime: count, dt and density as there).
   Estimate estimateTime(scCollective_t coll, size_t count, scDataType_t dt, int algo = 0,
                         double density = 0) const {

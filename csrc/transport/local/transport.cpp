@@ -7,9 +7,11 @@
 // Each send carries its call's sequence number: a receiver meeting a message
 // of another call (ranks that made different calls) reports it instead of
 // taking it, so no call ever consumes another's data.
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -54,6 +56,34 @@ struct World {
   std::unordered_map<uint64_t, std::deque<std::shared_ptr<SendRec>>> chan;
   std::deque<std::shared_ptr<SendRec>>& queue(int src, int dst) { return chan[uint64_t(src) * P + dst]; }
   uint64_t barrierArrived = 0;  // counts arrivals over all barriers
+  // What each rank is doing, for the culprit of a timeout: the last call it
+  // posted a round of, and the rank it waits for (-1: none, -2: a barrier).
+  struct State {
+    uint64_t seq = 0;
+    int waitingFor = -1;
+  };
+  std::vector<State> state = std::vector<State>(size_t(P));
+  // Who holds up `me`, which waits for `peer` in call `seq`: the chain of
+  // waits from peer on, to the rank at its end, which is not waiting (stopped,
+  // or busy outside sparcoll) or is behind in its calls. Under the lock.
+  std::string culprit(int me, int peer, uint64_t seq) const {
+    std::string t;
+    std::vector<bool> seen(size_t(P), false);
+    seen[size_t(me)] = true;
+    for (int q = peer; q >= 0 && q < P; q = state[size_t(q)].waitingFor) {
+      const State& s = state[size_t(q)];
+      if (s.seq < seq)
+        return t + cat("; rank ", q, " has not reached call #", seq, " (its last call: #", s.seq,
+                       "): it is the likely culprit (stopped, or busy outside sparcoll)");
+      if (seen[size_t(q)]) return t + cat("; rank ", q, " waits in a cycle (ranks made different calls?)");
+      seen[size_t(q)] = true;
+      if (s.waitingFor == -1)
+        return t + (q == peer ? std::string() : cat("; rank ", q, " is not waiting: it is the likely culprit"));
+      if (s.waitingFor == -2) return t + cat("; rank ", q, " waits in a barrier");
+      t += cat("; rank ", q, " is waiting for rank ", s.waitingFor);
+    }
+    return t;
+  }
   // The first rank that aborted its communicator, and why: every wait of the
   // other ranks ends with scRemoteError naming it.
   int abortedBy = -1;
@@ -66,6 +96,15 @@ struct World {
   // Native collectives: each rank publishes its buffers and its call.
   std::vector<const void*> nativeSend, nativeRecv;
   std::vector<NativeSig> nativeSig;
+  // scCommShrink: the k-th shrink of each rank meets the k-th of the others.
+  // The first to arrive makes the new world; it is complete when every rank
+  // not excluded has arrived.
+  struct Shrink {
+    std::map<int, std::vector<int>> lists;  // rank -> the ranks it excludes
+    std::shared_ptr<World> next;
+    size_t left = 0;  // ranks that took `next`
+  };
+  std::map<uint64_t, Shrink> shrinks;
 };
 
 class LocalTransport;
@@ -103,6 +142,7 @@ class LocalTransport final : public Transport {
     SC_REQUIRE(!aborted_, scInvalidUsage, "local transport was aborted");
     auto round = std::make_unique<LocalRound>(*this, stream, seq_, sig_);
     std::lock_guard<std::mutex> lk(w_->m);
+    w_->state[size_t(rank_)].seq = seq_;
     for (const auto& op : ops) {
       SC_ARG(op.peer >= 0 && op.peer < w_->P, "peer ", op.peer, " out of range");
       if (op.kind == P2POp::Recv) { round->recvs.push_back(op); continue; }
@@ -120,8 +160,10 @@ class LocalTransport final : public Transport {
     const uint64_t target = (w_->barrierArrived / w_->P + 1) * w_->P;
     ++w_->barrierArrived;
     w_->cv.notify_all();
+    w_->state[size_t(rank_)].waitingFor = -2;
     const bool ok = w_->cv.wait_until(
         lk, dl.at, [&] { return w_->barrierArrived >= target || w_->abortedElsewhere(rank_); });
+    if (w_->barrierArrived >= target) w_->state[size_t(rank_)].waitingFor = -1;
     if (w_->barrierArrived < target) w_->throwIfAbortedElsewhere(rank_);
     if (!ok) dl.check("all local ranks to reach the barrier");
   }
@@ -138,6 +180,8 @@ class LocalTransport final : public Transport {
     }
     w_->cv.notify_all();
   }
+
+  std::unique_ptr<Transport> shrink(const std::vector<int>& exclude, const Deadline& dl) override;
 
   // Shared-memory baseline: every rank reduces its block straight from all
   // ranks' buffers, then copies the other blocks from their owners.
@@ -222,7 +266,49 @@ class LocalTransport final : public Transport {
   std::shared_ptr<World> w_;
   const int rank_, device_;
   bool aborted_ = false;
+  uint64_t shrinks_ = 0;  // scCommShrink calls made so far
 };
+
+std::string rankText(const std::vector<int>& ranks) {
+  std::string t;
+  for (int q : ranks) t += (t.empty() ? "" : ", ") + std::to_string(q);
+  return t;
+}
+
+std::unique_ptr<Transport> LocalTransport::shrink(const std::vector<int>& exclude, const Deadline& dl) {
+  std::vector<int> keep;  // the new world's ranks, by old rank
+  for (int q = 0; q < w_->P; ++q)
+    if (!std::binary_search(exclude.begin(), exclude.end(), q)) keep.push_back(q);
+  const uint64_t k = shrinks_++;
+  std::unique_lock<std::mutex> lk(w_->m);
+  World::Shrink& s = w_->shrinks[k];  // map nodes stay put while others are added
+  s.lists[rank_] = exclude;
+  if (!s.next) s.next = std::make_shared<World>(int(keep.size()));
+  w_->cv.notify_all();
+  auto missing = [&] {
+    std::vector<int> m;
+    for (int q : keep) if (!s.lists.count(q)) m.push_back(q);
+    return m;
+  };
+  w_->cv.wait_until(lk, dl.at, [&] { return missing().empty(); });
+  const std::vector<int> absent = missing();
+  std::string differ;
+  for (const auto& l : s.lists)
+    if (l.second != exclude && differ.empty())
+      differ = cat("rank ", l.first, " excludes [", rankText(l.second), "], rank ", rank_, " excludes [",
+                   rankText(exclude), "]");
+  std::shared_ptr<World> next = s.next;
+  // The last of the ranks that came leaves out the light: a rank arriving
+  // later (too late) finds none and waits alone, as it should.
+  if (++s.left == s.lists.size()) w_->shrinks.erase(k);
+  lk.unlock();
+  if (!absent.empty())
+    SC_THROW(scTimeout, "scCommShrink: deadline of ", dl.seconds, " s expired: rank ", rank_, " was waiting for ",
+             absent.size() == 1 ? "rank " : "ranks ", rankText(absent), " to call scCommShrink too");
+  SC_REQUIRE(differ.empty(), scInvalidUsage, "scCommShrink called with different exclude lists: ", differ);
+  const int newRank = int(std::lower_bound(keep.begin(), keep.end(), rank_) - keep.begin());
+  return std::make_unique<LocalTransport>(std::move(next), newRank, device_);
+}
 
 void LocalRound::wait(const Deadline& dl) {
   World& w = t_.world();
@@ -232,11 +318,15 @@ void LocalRound::wait(const Deadline& dl) {
     {
       std::unique_lock<std::mutex> lk(w.m);
       auto& q = w.queue(r.peer, me);
+      w.state[size_t(me)].waitingFor = r.peer;
       const bool ok = w.cv.wait_until(lk, dl.at, [&] { return !q.empty() || w.abortedElsewhere(me); });
+      // A rank that fails here keeps its wait on record: ranks timing out
+      // at the same moment follow the chain through it.
+      if (!q.empty()) w.state[size_t(me)].waitingFor = -1;
       if (q.empty()) w.throwIfAbortedElsewhere(me);
       if (!ok)
         SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", me,
-                 " was waiting for ", bytesText(r.bytes), " from rank ", r.peer);
+                 " was waiting for ", bytesText(r.bytes), " from rank ", r.peer, w.culprit(me, r.peer, seq_));
       const SendRec& f = *q.front();
       SC_REQUIRE(f.seq == seq_ && f.sig == sig_, scRemoteError, "mismatched calls: rank ", me, " in call #", seq_,
                  " expected ", bytesText(r.bytes), " from rank ", r.peer, ", which sent a message of ",
@@ -268,11 +358,13 @@ void LocalRound::wait(const Deadline& dl) {
   }
   std::unique_lock<std::mutex> lk(w.m);
   for (const auto& s : sends) {
+    w.state[size_t(me)].waitingFor = s->peer;
     const bool ok = w.cv.wait_until(lk, dl.at, [&] { return s->done || w.abortedElsewhere(me); });
+    if (s->done) w.state[size_t(me)].waitingFor = -1;
     if (!s->done) w.throwIfAbortedElsewhere(me);
     if (!ok)
       SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", me,
-               " was waiting for rank ", s->peer, " to take ", bytesText(s->bytes));
+               " was waiting for rank ", s->peer, " to take ", bytesText(s->bytes), w.culprit(me, s->peer, seq_));
     if (dev >= 0 && s->doneEvent) localdev::streamWait(dev, stream_, s->doneEvent);
   }
   waited_ = true;

@@ -24,6 +24,7 @@
 #include "core/memkind.h"
 #include "model/mpi/machines.h"
 #include "transport/factory.h"
+#include "transport/mpi/shrink.h"
 #include "transport/mpi/util.h"
 
 namespace sc {
@@ -180,13 +181,14 @@ class MpiRound final : public Round {
     // Error path. The caller may free its buffers once we return, so a
     // transfer still under way must end first: cancel what MPI can cancel (a
     // send nobody matched), then wait, briefly, for the rest (a send a peer is
-    // draining, a receive whose data is arriving; 1 s at most: a send no peer
-    // matched cannot be cancelled in every MPI). What is still pending after
-    // that belongs to a peer that stopped mid-transfer; it is left to MPI.
+    // draining, a receive whose data is arriving; half a second at most: a
+    // send no peer matched cannot be cancelled in every MPI, and the call must
+    // end within a second of its deadline). What is still pending after that
+    // belongs to a peer that stopped mid-transfer; it is left to MPI.
     for (auto* v : {&sendReqs, &recvReqs})
       for (auto& r : *v)
         if (r != MPI_REQUEST_NULL) MPI_Cancel(&r);
-    const Deadline dl = Deadline::in(1.0);
+    const Deadline dl = Deadline::in(0.5);
     pollUntil(dl, [&] {
       int flag = 0;
       for (auto* v : {&sendReqs, &recvReqs})
@@ -382,6 +384,12 @@ class MpiTransport final : public Transport {
   }
 
   void abort() noexcept override { aborted_ = true; }
+  std::unique_ptr<Transport> shrink(const std::vector<int>& exclude, const Deadline&) override {
+    MPI_Comm s = mpiShrink(comm_, exclude);
+    auto t = std::make_unique<MpiTransport>(s);
+    MPI_Comm_free(&s);
+    return t;
+  }
   void notifyAbort(const std::string& why) noexcept override {
     int finalized = 0;
     MPI_Finalized(&finalized);

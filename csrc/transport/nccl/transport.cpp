@@ -47,7 +47,9 @@ class NcclTransport final : public Transport {
   }
 
   ~NcclTransport() override {
-    if (comm_) {
+    if (comm_ && revoked_) {
+      ncclCommAbort(comm_);  // finalize is invalid after a revoke
+    } else if (comm_) {
       // Finalize flushes outstanding work; bounded, and abort if it cannot finish.
       try {
         DeviceScope on(device_);
@@ -108,11 +110,23 @@ class NcclTransport final : public Transport {
     }
   }
 
+  // NCCL >= 2.28 revokes: in-flight work stops, and the communicator stays for
+  // scCommShrink (ncclCommShrink) until destroyed. Older NCCL can only abort.
   void abort() noexcept override {
-    if (!comm_) return;
+    if (!comm_ || revoked_) return;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+    DeviceScope on(device_);
+    const ncclResult_t rc = ncclCommRevoke(comm_, NCCL_REVOKE_DEFAULT);
+    if (rc == ncclSuccess || rc == ncclInProgress) {
+      revoked_ = true;
+      return;
+    }
+#endif
     ncclCommAbort(comm_);
     comm_ = nullptr;
   }
+
+  std::unique_ptr<Transport> shrink(const std::vector<int>& exclude, const Deadline& dl) override;
 
   void nativeAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op, void* stream,
                        const Deadline& dl) override {
@@ -138,7 +152,7 @@ class NcclTransport final : public Transport {
   // Before each operation (and on each round's completion): usable, no pending
   // asynchronous error.
   void ready() {
-    SC_REQUIRE(comm_, scInvalidUsage, "NCCL communicator was aborted");
+    SC_REQUIRE(comm_ && !revoked_, scInvalidUsage, "NCCL communicator was aborted");
     ncclCheckAsync(comm_, "the previous operation");
   }
 
@@ -147,9 +161,54 @@ class NcclTransport final : public Transport {
   const int rank_, size_, device_;
   const double timeout_;
   void* barrierBuf_ = nullptr;
+  bool revoked_ = false;
 };
 
 void NcclRound::wait(const Deadline&) { t_.ready(); }
+
+// Collective over the ranks not excluded. After a revoke (an earlier failure
+// or scCommAbort) the parent is waited for until quiescent, as ncclCommShrink
+// requires; a parent that was never revoked may still run work, which
+// NCCL_SHRINK_ABORT ends first.
+std::unique_ptr<Transport> NcclTransport::shrink(const std::vector<int>& exclude, const Deadline& dl) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+  SC_REQUIRE(comm_, scInvalidUsage, "scCommShrink: the NCCL communicator was aborted, and this NCCL (",
+             NCCL_VERSION_CODE, ") cannot revoke one to keep it for a shrink");
+  DeviceScope on(device_);
+  // The revoke is complete when the state leaves ncclInProgress (an error
+  // state, from the failure that caused it, is no obstacle to the shrink).
+  for (int i = 0; revoked_; ++i) {
+    ncclResult_t st = ncclSuccess;
+    if (ncclCommGetAsyncError(comm_, &st) != ncclSuccess || st != ncclInProgress) break;
+    if (dl.expired()) SC_THROW(scTimeout, "scCommShrink: deadline of ", dl.seconds, " s expired while NCCL was "
+                               "still revoking the communicator's operations");
+    pollBackoff(i);
+  }
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  std::vector<int> excl = exclude;
+  ncclComm_t nc = nullptr;
+  const ncclResult_t rc = ncclCommShrink(comm_, excl.data(), int(excl.size()), &nc, &config,
+                                         revoked_ ? NCCL_SHRINK_DEFAULT : NCCL_SHRINK_ABORT);
+  try {
+    if (rc != ncclInProgress) ncclCheck(rc, comm_, "ncclCommShrink", __FILE__, __LINE__);
+    SC_REQUIRE(nc, scInternalError, "ncclCommShrink returned no communicator");
+    SC_NCCL_CALL(nc, dl, ncclInProgress);  // the new communicator is ready
+    int rank = 0, size = 0;
+    SC_NCCL_CHECK(nc, ncclCommUserRank(nc, &rank));
+    SC_NCCL_CHECK(nc, ncclCommCount(nc, &size));
+    return std::make_unique<NcclTransport>(nc, rank, size, device_, timeout_);
+  } catch (...) {
+    if (nc) ncclCommAbort(nc);
+    throw;
+  }
+#else
+  (void)exclude;
+  (void)dl;
+  SC_THROW(scInvalidUsage, "scCommShrink on the nccl transport needs NCCL 2.27 or later (ncclCommShrink); this is ",
+           NCCL_VERSION_CODE);
+#endif
+}
 
 }  // namespace
 

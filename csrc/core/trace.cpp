@@ -1,0 +1,176 @@
+#include "core/trace.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace sc {
+namespace {
+
+std::atomic<uint64_t> gNextId{0};
+
+double wallUs() {
+  using namespace std::chrono;
+  return double(duration_cast<microseconds>(system_clock::now().time_since_epoch()).count());
+}
+
+std::string host() {
+  char h[256] = {};
+  if (gethostname(h, sizeof h - 1) != 0) return "host";
+  return h;
+}
+
+std::string durText(double us) {
+  char b[32];
+  if (us < 1e3) std::snprintf(b, sizeof b, "%.0f us", us);
+  else if (us < 1e6) std::snprintf(b, sizeof b, "%.3f ms", us / 1e3);
+  else std::snprintf(b, sizeof b, "%.3f s", us / 1e6);
+  return b;
+}
+
+}  // namespace
+
+Recorder::Recorder(size_t keep, std::string traceDir, int rank, int size, const char* transport)
+    : keep_(keep), rank_(rank), size_(size), transport_(transport), id_(gNextId++) {
+  // The calls in flight live in the ring too: room for a few nested ones
+  // (a call the library makes inside another) even with no history kept.
+  ring_.resize(std::max<size_t>(keep_, 8));
+  if (traceDir.empty()) return;
+  const std::string path = cat(traceDir, "/sparcoll-", host(), "-", getpid(), "-", id_, ".json");
+  trace_ = std::fopen(path.c_str(), "w");
+  SC_REQUIRE(trace_, scSystemError, "SPARCOLL_TRACE: cannot create ", path, ": ", std::strerror(errno));
+  // The JSON array format lets a trace end without its ']' (a rank that was
+  // killed): every event is flushed as written.
+  const nlohmann::json meta = {
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", rank_}, {"args", {{"name", cat("rank ", rank_)}}}},
+      {{"name", "thread_name"}, {"ph", "M"}, {"pid", rank_}, {"tid", id_},
+       {"args", {{"name", cat(transport_, " communicator of ", size_, " ranks (", host(), ", pid ", getpid(),
+                              ", #", id_, ")")}}}}};
+  std::fprintf(trace_, "[\n%s,\n%s", meta[0].dump().c_str(), meta[1].dump().c_str());
+  std::fflush(trace_);
+}
+
+Recorder::~Recorder() {
+  if (!trace_) return;
+  std::fputs("\n]\n", trace_);
+  std::fclose(trace_);
+}
+
+void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats) {
+  if (!active()) return;
+  CallRecord& r = ring_[next_];
+  next_ = (next_ + 1) % ring_.size();
+  used_ = std::min(used_ + 1, ring_.size());
+  r.seq = seq;
+  r.sig = sig;
+  r.startUs = wallUs();
+  r.t0 = std::chrono::steady_clock::now();
+  r.durUs = -1;
+  r.status = scSuccess;
+  r.bytesSent = stats.bytesSent;
+  r.bytesRecv = stats.bytesRecv;
+  r.rounds = 0;
+  r.peers.clear();  // keeps its capacity: no allocation per call once warm
+  r.morePeers = 0;
+  r.phase = nullptr;
+  r.step = r.steps = 0;
+  // A nested call (DSOP's allreduce) may have reused the slot of its caller
+  // when the ring is that small: that caller is then no longer in flight here.
+  for (size_t i = 0; i < open_.size(); ++i)
+    if (open_[i] == size_t(&r - ring_.data())) open_.erase(open_.begin() + long(i--));
+  open_.push_back(size_t(&r - ring_.data()));
+}
+
+CallRecord* Recorder::open() { return open_.empty() ? nullptr : &ring_[open_.back()]; }
+
+void Recorder::round(const std::vector<P2POp>& ops, const char* phase, int step, int steps) {
+  CallRecord* r = open();
+  if (!r) return;
+  ++r->rounds;
+  r->phase = phase;
+  r->step = step;
+  r->steps = steps;
+  for (const P2POp& o : ops) {
+    bool seen = false;
+    for (int p : r->peers) seen = seen || p == o.peer;
+    if (seen) continue;
+    if (r->peers.size() < CallRecord::kMaxPeers) r->peers.push_back(o.peer);
+    else ++r->morePeers;  // an overcount when a peer past the cap recurs; a hint, not a census
+  }
+}
+
+void Recorder::end(uint64_t fromSeq, scResult_t status, const std::string& error, const scStats_t& stats) {
+  bool dumpIt = false;
+  while (CallRecord* r = open()) {
+    if (r->seq <= fromSeq) break;
+    open_.pop_back();
+    r->durUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - r->t0).count();
+    r->status = status;
+    r->bytesSent = stats.bytesSent - r->bytesSent;
+    r->bytesRecv = stats.bytesRecv - r->bytesRecv;
+    if (trace_) writeEvent(*r, status == scSuccess ? std::string() : error);
+    // Timeouts only: the peers of a rank that timed out fail with its
+    // message (scRemoteError), and mismatches name their cause already.
+    dumpIt = dumpIt || status == scTimeout;
+  }
+  if (dumpIt && keep_) {
+    const std::string d = dump();
+    std::fprintf(stderr, "sparcoll: rank %d of %d (%s communicator #%llu, pid %d): %s; its last calls:\n%s", rank_,
+                 size_, transport_, static_cast<unsigned long long>(id_), int(getpid()), error.c_str(), d.c_str());
+    std::fflush(stderr);
+  }
+}
+
+std::string Recorder::dump() const {
+  std::string out;
+  const size_t n = std::min(used_, keep_);
+  for (size_t i = 0; i < n; ++i) {
+    const CallRecord& r = ring_[(next_ + ring_.size() - n + i) % ring_.size()];
+    out += cat("  #", r.seq, " ", r.sig.text(), ": ");
+    if (r.durUs < 0) {
+      out += cat("in flight for ", durText(std::chrono::duration<double, std::micro>(
+                                               std::chrono::steady_clock::now() - r.t0).count()));
+    } else {
+      // Traffic is counted when a round is posted: a failed call's may not all have moved.
+      out += cat(r.status == scSuccess ? "ok" : scGetErrorString(r.status), " in ", durText(r.durUs),
+                 r.status == scSuccess ? ", sent " : ", posted: sent ", bytesText(r.bytesSent), ", received ",
+                 bytesText(r.bytesRecv));
+    }
+    out += cat(", ", r.rounds, r.rounds == 1 ? " round" : " rounds");
+    if (!r.peers.empty()) {
+      out += ", peers";
+      for (int p : r.peers) out += cat(" ", p);
+      if (r.morePeers) out += cat(" and ", r.morePeers, " more");
+    }
+    if (r.phase) out += r.steps ? cat(", last at ", r.phase, " step ", r.step + 1, "/", r.steps)
+                                : cat(", last at ", r.phase);
+    out += "\n";
+  }
+  return out;
+}
+
+void Recorder::writeEvent(const CallRecord& r, const std::string& error) {
+  nlohmann::json args = {{"call", r.seq},
+                         {"signature", r.sig.text()},
+                         {"algorithm", r.sig.algo ? r.sig.algo : ""},
+                         {"bytes_sent", r.bytesSent},
+                         {"bytes_received", r.bytesRecv},
+                         {"rounds", r.rounds},
+                         {"peers", r.peers},
+                         {"status", scGetErrorString(r.status)}};
+  if (r.sig.count != CallSig::kNoCount) args["count"] = r.sig.count;
+  if (r.morePeers) args["more_peers"] = r.morePeers;
+  if (!error.empty()) args["error"] = error;
+  const nlohmann::json ev = {{"name", r.sig.name}, {"cat", "collective"}, {"ph", "X"}, {"ts", r.startUs},
+                             {"dur", r.durUs},     {"pid", rank_},        {"tid", id_}, {"args", args}};
+  std::fprintf(trace_, ",\n%s", ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::fflush(trace_);
+}
+
+}  // namespace sc
