@@ -3,19 +3,24 @@ hook (top-k + error feedback at 1 % density, sparse allreduce), compared with
 dense gradient averaging, on scikit-learn's digits data set (ships with
 scikit-learn: nothing is downloaded).
 
-    mpirun -np 4 python python/examples/ddp_topk_digits.py --out bench/results
+    OMPI_MCA_mpi_yield_when_idle=1 mpirun --oversubscribe -np 4 python python/examples/ddp_topk_digits.py
+
+Needs torch, scikit-learn and mpi4py: pip install './python[mpi,torch,examples]'.
+(As root in a container, add --allow-run-as-root to mpirun.)
 
 Every rank runs the same three trainings from the same initial weights and the
 same data order: DDP's own allreduce (gloo), the dense sparcoll hook
 (sparcoll.torch.dense_hook), and the top-k hook (sparcoll.torch.topk_hook,
 dense for the first --start-iter iterations). Prints the test accuracy of each
-and the time per training step; writes a JSON summary (rank 0, with --out).
+and the time per training step; rank 0 writes a JSON summary to --out (default:
+$SPARCOLL_RESULTS, else sparcoll-results in the system's temporary directory).
 """
 
 import argparse
 import json
 import os
 import socket
+import tempfile
 import time
 
 import numpy as np
@@ -99,7 +104,9 @@ def main():
     ap.add_argument("--start-iter", type=int, default=10)
     ap.add_argument("--tolerance", type=float, default=0.02, help="accuracy gap accepted for top-k vs dense")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--out", default=os.environ.get("SPARCOLL_RESULTS") or
+                    os.path.join(tempfile.gettempdir(), "sparcoll-results"),
+                    help="directory for ddp_topk_digits_p<P>.json (rank 0; default: %(default)s)")
     args = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -123,13 +130,12 @@ def main():
         print(f"P={comm.size}, {nparams} parameters, density {args.density}: top-k is "
               f"{100 * gap:+.2f} points from dense -> {'within' if ok else 'OUTSIDE'} the "
               f"{100 * args.tolerance:.0f}-point tolerance")
-        if args.out:
-            os.makedirs(args.out, exist_ok=True)
-            path = os.path.join(args.out, f"ddp_topk_digits_p{comm.size}.json")
-            with open(path, "w") as f:
-                json.dump({"P": comm.size, "parameters": nparams, "args": vars(args), "results": results,
-                           "accuracy_gap": gap, "within_tolerance": ok}, f, indent=1)
-            print(f"wrote {path}")
+        os.makedirs(args.out, exist_ok=True)
+        path = os.path.join(args.out, f"ddp_topk_digits_p{comm.size}.json")
+        with open(path, "w") as f:
+            json.dump({"P": comm.size, "parameters": nparams, "args": vars(args), "results": results,
+                       "accuracy_gap": gap, "within_tolerance": ok}, f, indent=1)
+        print(f"wrote {path}")
     comm.close()
     dist.destroy_process_group()
     raise SystemExit(0 if ok else 1)

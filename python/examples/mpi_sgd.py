@@ -3,7 +3,10 @@ logistic regression and a linear SVM, where each rank's naturally sparse
 gradient goes through sparcoll's sparse allreduce, compared with the dense
 allreduce of the same gradient.
 
-    mpirun -np 4 python python/examples/mpi_sgd.py --out bench/results
+    OMPI_MCA_mpi_yield_when_idle=1 mpirun --oversubscribe -np 4 python python/examples/mpi_sgd.py
+
+Needs scipy, matplotlib and mpi4py: pip install './python[mpi,examples]'.
+(As root in a container, add --allow-run-as-root to mpirun.)
 
 Data: a synthetic URL-like data set (default 4M features; feature frequencies
 follow a power law, so a mini-batch touches a few thousand features, a handful
@@ -17,12 +20,14 @@ coincide; only the time differs. Each epoch runs both variants back to back
 (separate models), so machine noise hits both alike.
 
 Prints the epoch time (computation / communication split, like MPI-SGD's
-profiling) and writes a loss-curve PNG and a JSON summary (rank 0).
+profiling); rank 0 writes a loss-curve PNG and a JSON summary to --out (default:
+$SPARCOLL_RESULTS, else sparcoll-results in the system's temporary directory).
 """
 
 import argparse
 import json
 import os
+import tempfile
 import time
 
 import numpy as np
@@ -139,9 +144,11 @@ def main():
     ap.add_argument("--batch", type=int, default=256, help="samples per rank per step (global batch: P x this)")
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--lr", type=float, default=20.0)
-    ap.add_argument("--algo", default="auto", help="sparse algorithm (auto, ssar_rec_dbl, ...)")
+    ap.add_argument("--algo", default="auto", help="sparse algorithm (auto, ssar_recdbl, ...)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=None, help="directory for mpi_sgd_p<P>.json / .png (rank 0)")
+    ap.add_argument("--out", default=os.environ.get("SPARCOLL_RESULTS") or
+                    os.path.join(tempfile.gettempdir(), "sparcoll-results"),
+                    help="directory for mpi_sgd_p<P>.json / .png (rank 0; default: %(default)s)")
     args = ap.parse_args()
     if args.dim & (args.dim - 1):
         ap.error("--dim must be a power of two")
@@ -199,7 +206,7 @@ def main():
                   f"({100 * s['nnz_per_rank_per_step'] / args.dim:.3f} % of {args.dim}), union "
                   f"{s['union_nnz_per_step']:.0f}; final loss sparse {s['loss_sparse'][-1]:.4f} dense "
                   f"{s['loss_dense'][-1]:.4f}", flush=True)
-    if rank == 0 and args.out:
+    if rank == 0:
         os.makedirs(args.out, exist_ok=True)
         base = os.path.join(args.out, f"mpi_sgd_p{P}")
         with open(base + ".json", "w") as f:

@@ -1,8 +1,10 @@
 """Distributed sparse matrix-vector products whose halo exchange is one
 neighbour allgatherv (sparcoll/neighbor.h), checked against scipy.
 
-    mpirun -np 4 python python/examples/spmv_halo.py             # one rank per MPI process
-    python python/examples/spmv_halo.py --local 4                # 4 ranks as threads of this process
+    OMPI_MCA_mpi_yield_when_idle=1 mpirun --oversubscribe -np 4 python python/examples/spmv_halo.py  # MPI ranks
+    python python/examples/spmv_halo.py --local 4        # 4 ranks as threads of this process, no MPI
+
+Needs scipy (and mpi4py under mpirun): pip install './python[mpi,examples]'.
 
 A is n x n: a band (a discretised 1-D operator) plus a few random entries far
 from the diagonal (long-range coupling), diagonally dominant. It is

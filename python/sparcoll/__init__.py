@@ -3,6 +3,7 @@
     import sparcoll as sc
     comm = sc.Communicator.from_mpi()               # one rank per MPI process
     y = comm.allreduce(x)                           # numpy in, numpy out
+    req = comm.allreduce(x, out=x, async_op=True)   # a sparcoll.Request; req.wait() returns x
     comms = sc.local_group(4)                       # 4 ranks for 4 threads of this process
     comm = sc.Communicator.from_unique_id(n, uid, rank)  # nccl without MPI; uid = sc.get_unique_id() on one rank
 
@@ -57,6 +58,25 @@ def _preload_torch():
         pass
 
 
+def _source_tree_error() -> ImportError:
+    """The error of an import of sparcoll that found a directory without the compiled extension."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.path.isfile(_os.path.join(_os.path.dirname(here), "pyproject.toml")):
+        return ImportError(
+            f"this is sparcoll's source tree ({here}), without the compiled extension sparcoll._sparcoll: "
+            "Python found it first because the current directory (or sys.path) holds it. Install the package "
+            "(`pip install ./python` from the repository root) and run Python from another directory, so that the "
+            "installed package is imported.", name=__name__, path=here)
+    return ImportError(f"sparcoll's compiled extension sparcoll._sparcoll is missing from {here}: the installation "
+                       "is incomplete; reinstall the package (`pip install ./python` from the repository root)",
+                       name=__name__, path=here)
+
+
+# Before the torch preload (which would import torch for nothing): a package
+# directory without the extension is the source tree, found first on sys.path.
+if _importlib_util.find_spec(__name__ + "._sparcoll") is None:
+    raise _source_tree_error()
+
 _preload_torch()
 
 from . import _sparcoll  # noqa: E402 - after _preload_torch(), see there
@@ -64,7 +84,9 @@ from . import errors as _errors  # noqa: E402
 from . import model  # noqa: E402,F401 - sparcoll.model: the cost model without a communicator
 from ._neighbor import Topology  # noqa: E402
 from ._sparse import SparseReduction  # noqa: E402
+from ._paths import get_include, get_library  # noqa: E402
 from ._topk import TopkFeedback, topk  # noqa: E402
+from ._request import Request  # noqa: E402
 from .comm import Communicator, get_unique_id, local_group  # noqa: E402
 from .errors import (  # noqa: E402
     CollectiveTimeoutError,
@@ -96,5 +118,5 @@ else:  # source tree: what the library reports, versions unknown
                   "cuda_version": None, "nccl_version": None}
 
 __all__ = ["Communicator", "get_unique_id", "local_group", "features", "build_info", "SparseReduction", "topk",
-           "TopkFeedback", "Topology", "model"]
-__all__ += _errors.__all__
+           "TopkFeedback", "Topology", "Request", "model", "get_include", "get_library"]
+__all__ += [n for n in _errors.__all__ if isinstance(getattr(_errors, n), type)]  # the exception classes

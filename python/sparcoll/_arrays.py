@@ -17,6 +17,7 @@ in, torch out; cupy in, cupy out; other array-API libraries through
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 from typing import Any, Optional
@@ -25,6 +26,7 @@ import numpy as np
 
 from . import _sparcoll
 from ._capi import DL_CODE_NAMES, DL_DEVICES, DTYPE_NAMES, DTYPES, ITEMSIZE
+from ._views import DeviceView, HostView
 from .errors import InvalidArgumentError
 
 # numpy's typestr of each dtype code, for views of library-owned memory. numpy
@@ -74,11 +76,13 @@ class ArrayRef:
         return self.ptr < other.ptr + other.nbytes and other.ptr < self.ptr + self.nbytes
 
 
-def _dtype_code(name: str, what: str) -> int:
+def _dtype_code(name: str, what: str, accepted=None) -> int:
+    """The code of a dtype the array has; ``accepted`` (names) narrows the set a call takes
+    (e.g. index arrays), and an unsupported dtype's error lists that set."""
     code = DTYPES.get(name)
-    if code is None:
+    if code is None or (accepted is not None and name not in accepted):
         raise InvalidArgumentError(
-            f"{what}: dtype {name} is not supported (supported: {', '.join(DTYPES)})")
+            f"{what}: dtype {name} is not supported (supported: {', '.join(accepted or DTYPES)})")
     return code
 
 
@@ -106,24 +110,24 @@ def _cupy_module(x):
     return None
 
 
-def _from_numpy(x: np.ndarray, what: str, obj=None) -> ArrayRef:
+def _from_numpy(x: np.ndarray, what: str, obj=None, accepted=None) -> ArrayRef:
     if not x.flags.c_contiguous:
         raise InvalidArgumentError(f"{what}: array is not C-contiguous (strides {x.strides}); "
                                    "pass a contiguous array (numpy.ascontiguousarray)")
     if not x.dtype.isnative:
         raise InvalidArgumentError(f"{what}: dtype {x.dtype.str} is not in native byte order")
-    code = _dtype_code(x.dtype.name, what)
+    code = _dtype_code(x.dtype.name, what, accepted)
     return ArrayRef(x if obj is None else obj, "numpy" if obj is None else "buffer", x.ctypes.data,
                     x.shape, code, None, readonly=not x.flags.writeable, keep=x)
 
 
-def _from_torch(x, t, what: str) -> ArrayRef:
+def _from_torch(x, t, what: str, accepted=None) -> ArrayRef:
     if x.layout != t.strided:
         raise InvalidArgumentError(f"{what}: torch tensor layout {x.layout} is not supported (dense tensors only)")
     if not x.is_contiguous():
         raise InvalidArgumentError(f"{what}: torch tensor is not contiguous (strides {tuple(x.stride())}); "
                                    "pass tensor.contiguous()")
-    code = _dtype_code(str(x.dtype).replace("torch.", ""), what)
+    code = _dtype_code(str(x.dtype).replace("torch.", ""), what, accepted)
     if x.device.type == "cpu":
         device = None
     elif x.device.type == "cuda":
@@ -133,13 +137,13 @@ def _from_torch(x, t, what: str) -> ArrayRef:
     return ArrayRef(x, "torch", x.data_ptr(), tuple(x.shape), code, device)
 
 
-def _from_cai(x, what: str) -> ArrayRef:
+def _from_cai(x, what: str, accepted=None) -> ArrayRef:
     cai = x.__cuda_array_interface__
     shape = tuple(cai["shape"])
     dt = np.dtype(cai["typestr"])
     if not dt.isnative:
         raise InvalidArgumentError(f"{what}: dtype {cai['typestr']} is not in native byte order")
-    code = _dtype_code(dt.name, what)
+    code = _dtype_code(dt.name, what, accepted)
     strides = cai.get("strides")
     if strides is not None and not _c_contiguous(shape, [s // dt.itemsize for s in strides]):
         raise InvalidArgumentError(f"{what}: device array is not C-contiguous (strides {tuple(strides)})")
@@ -149,7 +153,7 @@ def _from_cai(x, what: str) -> ArrayRef:
     return ArrayRef(x, "cupy" if cp is not None else "cai", ptr or 0, shape, code, device, readonly=readonly)
 
 
-def _from_dlpack(x, what: str, stream: Optional[int]) -> ArrayRef:
+def _from_dlpack(x, what: str, stream: Optional[int], accepted=None) -> ArrayRef:
     dev_type, dev_id = x.__dlpack_device__()
     if dev_type in _DL_HOST:
         cap = x.__dlpack__()
@@ -165,30 +169,31 @@ def _from_dlpack(x, what: str, stream: Optional[int]) -> ArrayRef:
         raise InvalidArgumentError(f"{what}: vector DLPack dtypes (lanes={d['lanes']}) are not supported")
     if d["code"] not in DL_CODE_NAMES:
         raise InvalidArgumentError(f"{what}: DLPack dtype code {d['code']} is not supported")
-    code = _dtype_code(f"{DL_CODE_NAMES[d['code']]}{d['bits']}", what)
+    code = _dtype_code(f"{DL_CODE_NAMES[d['code']]}{d['bits']}", what, accepted)
     shape = tuple(d["shape"])
     if d["strides"] is not None and not _c_contiguous(shape, d["strides"]):
         raise InvalidArgumentError(f"{what}: DLPack tensor is not C-contiguous (strides {tuple(d['strides'])})")
     return ArrayRef(x, "dlpack", d["data"], shape, code, device, keep=cap)
 
 
-def as_ref(x: Any, what: str = "array", stream: Optional[int] = None) -> ArrayRef:
-    """A zero-copy view of x; raises InvalidArgumentError / TypeError for what cannot be viewed."""
+def as_ref(x: Any, what: str = "array", stream: Optional[int] = None, accepted=None) -> ArrayRef:
+    """A zero-copy view of x; raises InvalidArgumentError / TypeError for what cannot be viewed.
+    ``accepted``: the dtype names the call takes (default: every dtype sparcoll has)."""
     if isinstance(x, np.ndarray):
-        return _from_numpy(x, what)
+        return _from_numpy(x, what, accepted=accepted)
     t = torch_module(x)
     if t is not None:
-        return _from_torch(x, t, what)
+        return _from_torch(x, t, what, accepted)
     if hasattr(x, "__cuda_array_interface__"):
-        return _from_cai(x, what)
+        return _from_cai(x, what, accepted)
     if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
-        return _from_dlpack(x, what, stream)
+        return _from_dlpack(x, what, stream, accepted)
     if hasattr(x, "__array_interface__") or hasattr(x, "__array_struct__") or _has_buffer(x):
         try:
             view = np.asarray(x)
         except Exception as e:  # noqa: BLE001 - report what numpy said
             raise TypeError(f"{what}: cannot view {type(x).__name__} as an array: {e}") from e
-        return _from_numpy(view, what, obj=x)
+        return _from_numpy(view, what, obj=x, accepted=accepted)
     raise TypeError(f"{what}: expected an array (numpy, torch, cupy, DLPack or __cuda_array_interface__), "
                     f"got {type(x).__name__}")
 
@@ -263,3 +268,49 @@ def stream_handle(stream) -> int:
     if isinstance(stream, int) and not isinstance(stream, bool):
         return stream
     raise TypeError(f"stream must be a torch/cupy stream or an int handle, got {type(stream).__name__}")
+
+
+def on_stream(ref: ArrayRef, stream: int):
+    """A context in which the array library of ref (torch, cupy) enqueues its device work on
+    ``stream`` (a cudaStream_t), the stream of the collective: copies that feed or follow it
+    stay in stream order, in any thread. A no-op for host arrays."""
+    if ref.device is None:
+        return contextlib.nullcontext()
+    t = sys.modules.get("torch")
+    if ref.kind != "cupy" and t is not None:
+        dev = t.device("cuda", ref.device) if ref.device >= 0 else t.device("cuda")
+        if int(t.cuda.current_stream(dev).cuda_stream) == stream:
+            return contextlib.nullcontext()
+        return t.cuda.stream(t.cuda.ExternalStream(stream, device=dev))
+    cp = sys.modules.get("cupy")
+    if cp is None:
+        return contextlib.nullcontext()
+    ctx = contextlib.ExitStack()
+    if ref.device >= 0:
+        ctx.enter_context(cp.cuda.Device(ref.device))
+    ctx.enter_context(cp.cuda.ExternalStream(stream))
+    return ctx
+
+
+def raw_view(ref: ArrayRef):
+    """A 1-D zero-copy view of ref's memory to copy with (the element bits, as an integer type):
+    numpy for host memory, torch (or cupy for cupy arrays, or without torch) for CUDA memory."""
+    ts = TYPESTR[ref.dtype]
+    if ref.device is None:
+        if ref.size == 0:
+            return np.empty(0, ts)
+        return np.asarray(HostView(ref, ref.ptr, ref.size, ts))
+    t = sys.modules.get("torch")
+    if ref.kind != "cupy" and t is not None:
+        ts = {1: "|u1", 2: "<i2", 4: "<i4", 8: "<i8"}[ref.itemsize]  # bits as the types torch copies everywhere
+        view = DeviceView(ref, ref.ptr, ref.size, ts)
+        dev = f"cuda:{ref.device}" if ref.device >= 0 else "cuda"
+        if ref.size == 0:
+            return t.empty(0, dtype=getattr(t, np.dtype(ts).name), device=dev)
+        return t.as_tensor(view, device=dev)
+    cp = sys.modules.get("cupy")
+    if cp is None:
+        raise InvalidArgumentError(f"copying a CUDA {type(ref.obj).__name__} needs torch or cupy")
+    view = DeviceView(ref, ref.ptr, ref.size, ts)
+    with cp.cuda.Device(max(ref.device, 0)):
+        return cp.empty(0, ts) if ref.size == 0 else cp.asarray(view)

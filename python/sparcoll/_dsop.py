@@ -6,22 +6,25 @@ from __future__ import annotations
 
 from . import _sparcoll
 from ._arrays import resolve_stream
-from ._capi import DSOP_ALGOS, DTYPES, lookup, name_of, nonneg_int
+from ._capi import DSOP_ALGOS, dtype_code, lookup, name_of, nonneg_int
 from .errors import InvalidArgumentError
 
-_INDEX_TYPES = (DTYPES["int64"], DTYPES["uint64"])
+#: dsop_sparse's index arrays (64-bit, read as unsigned).
+_INDEX_DTYPES = ("int64", "uint64")
 
 
 class DsopMixin:
     """The DSOP methods of Communicator (they use its _h, _input and _output)."""
 
-    def dsop(self, a, b, algo: str = "auto", *, out=None, stream=None):
+    def dsop(self, a, b, algo: str = "auto", *, out=None, stream=None, async_op: bool = False):
         """G = sum over ranks of outer(a_i, b_i), shape (len(a), len(b)), on every rank.
 
         a and b are 1-D (any contiguous array is read flat) with the same dtype:
         float32 / float64 give G of that dtype, float16 / bfloat16 give float32 G.
         algo: "auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner",
-        "all_scatter" (costs in the README). G must not overlap a or b.
+        "all_scatter" (costs in the README). G (``out``, e.g. a preallocated
+        (len(a), len(b)) array reused every step) must not overlap a or b.
+        async_op=True returns a :class:`sparcoll.Request` (see Communicator.allreduce).
         """
         algc = lookup(DSOP_ALGOS, algo, "DSOP algorithm")
         A, B = self._input(a, "a", stream), self._input(b, "b", stream)
@@ -32,20 +35,21 @@ class DsopMixin:
         out, G = self._output(A, out, (n, m), dtype=out_dt)
         if G.overlaps(B):
             raise InvalidArgumentError("out overlaps b")
-        _sparcoll.dsop(self._h, A.ptr, n, B.ptr, m, G.ptr, A.dtype, algc, resolve_stream(A, stream))
-        return out
+        h, st = self._h, resolve_stream(A, stream)
+        return self._run("dsop", lambda: _sparcoll.dsop(h, A.ptr, n, B.ptr, m, G.ptr, A.dtype, algc, st), out,
+                         async_op)
 
     def dsop_sparse(self, a_indices, a_values, n: int, b_indices, b_values, m: int, algo: str = "auto", *,
-                    out=None, stream=None):
+                    out=None, stream=None, async_op: bool = False):
         """dsop with sparse inputs: a_i given by (a_indices, a_values) pairs of a length-n vector
         (indices strictly increasing, int64 or uint64), likewise b_i of length m. Returns the dense
-        (n, m) G. algo: "auto", "allgather" or "g_rabenseifner"."""
+        (n, m) G (or writes ``out``, which must not overlap the inputs). algo: "auto", "allgather"
+        or "g_rabenseifner". async_op=True returns a :class:`sparcoll.Request`."""
         algc = lookup(DSOP_ALGOS, algo, "DSOP algorithm")
-        ai, av = self._input(a_indices, "a_indices", stream), self._input(a_values, "a_values", stream)
-        bi, bv = self._input(b_indices, "b_indices", stream), self._input(b_values, "b_values", stream)
-        for what, r in (("a_indices", ai), ("b_indices", bi)):
-            if r.dtype not in _INDEX_TYPES:
-                raise InvalidArgumentError(f"dsop_sparse: {what} must be int64 or uint64, got {r.dtype_name}")
+        ai = self._input(a_indices, "dsop_sparse: a_indices", stream, _INDEX_DTYPES)
+        av = self._input(a_values, "a_values", stream)
+        bi = self._input(b_indices, "dsop_sparse: b_indices", stream, _INDEX_DTYPES)
+        bv = self._input(b_values, "b_values", stream)
         if ai.size != av.size or bi.size != bv.size:
             raise InvalidArgumentError(f"dsop_sparse: {ai.size} a_indices for {av.size} a_values, "
                                        f"{bi.size} b_indices for {bv.size} b_values")
@@ -57,11 +61,12 @@ class DsopMixin:
         for what, r in (("a_indices", ai), ("b_indices", bi), ("b_values", bv)):
             if G.overlaps(r):
                 raise InvalidArgumentError(f"out overlaps {what}")
-        _sparcoll.dsop_sparse(self._h, ai.ptr, av.ptr, av.size, n, bi.ptr, bv.ptr, bv.size, m, G.ptr, av.dtype, algc,
-                              resolve_stream(av, stream))
-        return out
+        h, st = self._h, resolve_stream(av, stream)
+        return self._run("dsop_sparse", lambda: _sparcoll.dsop_sparse(
+            h, ai.ptr, av.ptr, av.size, n, bi.ptr, bv.ptr, bv.size, m, G.ptr, av.dtype, algc, st), out, async_op)
 
-    def dsop_algo_for(self, n: int, m: int, dtype: str = "float32") -> str:
-        """The DSOP algorithm "auto" picks for these sizes on this communicator."""
-        code = _sparcoll.dsop_algo_for(self._h, nonneg_int(n, "n"), nonneg_int(m, "m"), lookup(DTYPES, dtype, "dtype"))
+    def dsop_algo_for(self, n: int, m: int, dtype="float32") -> str:
+        """The DSOP algorithm "auto" picks for these sizes on this communicator (dtype: a
+        name, a numpy dtype or scalar type, or a torch dtype)."""
+        code = _sparcoll.dsop_algo_for(self._h, nonneg_int(n, "n"), nonneg_int(m, "m"), dtype_code(dtype, "dtype"))
         return name_of(DSOP_ALGOS, code)

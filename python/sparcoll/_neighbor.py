@@ -52,7 +52,8 @@ class Topology:
         if comm.closed:
             raise InvalidUsageError("the communicator was closed")
         self.comm = comm
-        self._h = _sparcoll.TopologyHandle(comm._h, src, dst)
+        # Collective over comm: in order behind its pending async_op requests.
+        self._h = comm._run("Topology", lambda: _sparcoll.TopologyHandle(comm._h, src, dst))
         self.sources: Tuple[int, ...] = tuple(src)
         self.destinations: Tuple[int, ...] = tuple(dst)
         comm._topologies.add(self)
@@ -88,7 +89,9 @@ class Topology:
         return {"k": k, "theta": theta, "members": list(members)}
 
     def close(self) -> None:
-        """Frees the patterns (local: no communication)."""
+        """Frees the patterns (local: no communication), after the communicator's pending
+        async_op requests (which may use them)."""
+        self.comm._sync_pending()
         self._h.close()
 
     def _handle(self):
@@ -126,7 +129,8 @@ class NeighborMixin:
         topo._handle()
         return topo
 
-    def neighbor_allgather(self, send, topo: Topology, algo: str = "auto", *, out=None, stream=None):
+    def neighbor_allgather(self, send, topo: Topology, algo: str = "auto", *, out=None, stream=None,
+                           async_op: bool = False):
         """Sends ``send`` to every out-neighbour of ``topo`` and returns what the
         in-neighbours sent: shape (topo.indegree, *send.shape), row e from
         ``topo.sources[e]`` (MPI's order; a source listed twice fills two rows).
@@ -135,17 +139,20 @@ class NeighborMixin:
         send's kind (numpy, torch, cupy) or written to ``out``, which must not
         overlap send. algo: "auto" (cost model), "naive", "combining",
         "hierarchical", "native" (README "Neighbourhood collectives").
+        async_op=True returns a :class:`sparcoll.Request` (see Communicator.allreduce).
         """
         t = self._topology(topo)
         algc = lookup(NBR_ALGOS, algo, "neighbourhood algorithm")
         src = self._input(send, "send", stream)
         shape = (t.indegree,) + src.shape
         out, dst = self._output(src, out, shape)
-        _sparcoll.neighbor_allgather(t._h, src.ptr, src.size, dst.ptr, src.dtype, algc, resolve_stream(src, stream))
-        return out
+        th, st = t._h, resolve_stream(src, stream)
+        return self._run("neighbor_allgather", lambda: _sparcoll.neighbor_allgather(
+            th, src.ptr, src.size, dst.ptr, src.dtype, algc, st), out, async_op)
 
     def neighbor_allgatherv(self, send, topo: Topology, recvcounts: Sequence[int],
-                            displs: Optional[Sequence[int]] = None, algo: str = "auto", *, out=None, stream=None):
+                            displs: Optional[Sequence[int]] = None, algo: str = "auto", *, out=None, stream=None,
+                            async_op: bool = False):
         """neighbor_allgather with blocks of their own sizes: block e, from
         ``topo.sources[e]``, has ``recvcounts[e]`` elements (the size of that
         rank's send) at element ``displs[e]`` of the 1-D result. displs None:
@@ -153,6 +160,7 @@ class NeighborMixin:
         elements of send's dtype and kind, or is written to ``out`` (any
         contiguous array of at least that many elements, read flat; elements
         outside the blocks are left as they are). Blocks must not overlap.
+        async_op=True returns a :class:`sparcoll.Request`.
         """
         t = self._topology(topo)
         algc = lookup(NBR_ALGOS, algo, "neighbourhood algorithm")
@@ -186,6 +194,6 @@ class NeighborMixin:
                 raise InvalidArgumentError("out is read-only")
             if dst.overlaps(src):
                 raise InvalidArgumentError("out overlaps send")
-        _sparcoll.neighbor_allgatherv(t._h, src.ptr, src.size, dst.ptr, counts, offs, src.dtype, algc,
-                                      resolve_stream(src, stream))
-        return out
+        th, st = t._h, resolve_stream(src, stream)
+        return self._run("neighbor_allgatherv", lambda: _sparcoll.neighbor_allgatherv(
+            th, src.ptr, src.size, dst.ptr, counts, offs, src.dtype, algc, st), out, async_op)

@@ -71,7 +71,7 @@ class Transport(_Enum):
 
 class SparseAlgo(_Enum):
     auto: ClassVar["SparseAlgo"]
-    ssar_rec_dbl: ClassVar["SparseAlgo"]
+    ssar_recdbl: ClassVar["SparseAlgo"]
     ssar_split_allgather: ClassVar["SparseAlgo"]
     dsar_split_allgather: ClassVar["SparseAlgo"]
     dsar_early_switch: ClassVar["SparseAlgo"]

@@ -10,16 +10,17 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from . import _sparcoll
-from ._arrays import TYPESTR, ArrayRef, resolve_stream
-from ._capi import DTYPE_NAMES, DTYPES, INDEX_TYPES, OPS, SPARSE_ALGOS, lookup, name_of, nonneg_int
+from ._arrays import TYPESTR, ArrayRef, on_stream, resolve_stream
+from ._capi import DTYPE_NAMES, DTYPES, INDEX_TYPES, SPARSE_ALGOS, dtype_code, lookup, name_of, nonneg_int, reduce_op
 from ._views import DeviceView, HostView
 from .errors import InvalidArgumentError
 
-# The C library's scSparseAlgoName spelling, accepted besides the package's.
-_ALGO_ALIASES = {"ssar_recdbl": "ssar_rec_dbl"}
 # Index arrays: 32-bit (uint32, or int32 >= 0) and 64-bit (uint64, or int64 >= 0) read as unsigned.
-_ITYPE = {DTYPES["uint32"]: INDEX_TYPES["uint32"], DTYPES["int32"]: INDEX_TYPES["uint32"],
-          DTYPES["uint64"]: INDEX_TYPES["uint64"], DTYPES["int64"]: INDEX_TYPES["uint64"]}
+INDEX_DTYPES = ("uint32", "int32", "uint64", "int64")
+_ITYPE = {DTYPES[n]: INDEX_TYPES["uint32" if n.endswith("32") else "uint64"] for n in INDEX_DTYPES}
+#: The sparse allreduce's ops: the neutral element of a missing entry is 0.
+_OPS = ("sum", "avg")
+_OP_CONTEXT = " for the sparse allreduce (sum and avg only: a missing entry counts as 0)"
 
 
 class SparseReduction(NamedTuple):
@@ -37,14 +38,12 @@ class SparseReduction(NamedTuple):
 
 
 def _algo(name) -> int:
-    return lookup(SPARSE_ALGOS, _ALGO_ALIASES.get(name, name), "sparse algorithm")
+    return lookup(SPARSE_ALGOS, name, "sparse algorithm")
 
 
 def _inputs(self, indices, values, stream):
-    I = self._input(indices, "indices", stream)
+    I = self._input(indices, "indices", stream, INDEX_DTYPES)
     V = self._input(values, "values", stream)
-    if I.dtype not in _ITYPE:
-        raise InvalidArgumentError(f"indices must be uint32, int32, uint64 or int64, got {I.dtype_name}")
     if I.size != V.size:
         raise InvalidArgumentError(f"{I.size} indices for {V.size} values")
     return I, V
@@ -60,66 +59,77 @@ def _options(sort_input, switch_density, early_group_size):
 class SparseMixin:
     """The sparse allreduce methods of Communicator (they use its _h, _input and _output)."""
 
-    def sparse_allreduce(self, indices, values, dim: int, op: str = "sum", algo: str = "auto", out=None, *,
+    def sparse_allreduce(self, indices, values, dim: int, op="sum", algo: str = "auto", out=None, *,
                          sort_input: bool = False, switch_density: float = 0.0, early_group_size: int = 0,
-                         stream=None):
+                         stream=None, async_op: bool = False):
         """Sums (op "sum") or averages (op "avg") the sparse vectors of all ranks; returns the dense result.
 
         Each rank passes its non-zeros as ``indices`` (sorted, unique, < dim;
         uint32/int32 or uint64/int64) and ``values`` (any dtype). The result has
-        shape (dim,) and values' dtype and kind (or is written to ``out``).
-        algo: "auto" (cost model), "ssar_rec_dbl", "ssar_split_allgather",
-        "dsar_split_allgather", "dsar_early_switch", "dense" (Renggli ch. 3).
+        shape (dim,) and values' dtype and kind (or is written to ``out``, e.g.
+        a dense vector ``out=w`` of dim elements, which must not overlap indices).
+        op: "sum" or "avg" in any case ("average"), mpi4py's MPI.SUM,
+        torch.distributed.ReduceOp.SUM / AVG.
+        algo: "auto" (cost model), "ssar_recdbl" (formerly "ssar_rec_dbl"),
+        "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch",
+        "dense" (Renggli ch. 3).
         sort_input: sort the pairs and sum duplicates instead of rejecting them.
         switch_density: switch a stream to dense above this density (0: only when
         dense is smaller). early_group_size: dsar_early_switch's sparse group size
         (0: model). Every rank must pass the same dim, dtypes, op, algo and options.
+        async_op=True returns a :class:`sparcoll.Request` (see Communicator.allreduce).
         """
         I, V = _inputs(self, indices, values, stream)
         n = nonneg_int(dim, "dim")
-        opc, algc = lookup(OPS, op, "reduction op"), _algo(algo)
+        opc, algc = reduce_op(op, _OPS, _OP_CONTEXT), _algo(algo)
         flags, sd, eg = _options(sort_input, switch_density, early_group_size)
         out, O = self._output(V, out, (n,))
         if O.overlaps(I):
             raise InvalidArgumentError("out overlaps indices")
-        _sparcoll.sparse_allreduce(self._h, I.ptr, V.ptr, V.size, n, _ITYPE[I.dtype], V.dtype, opc, algc, flags, sd,
-                                   eg, O.ptr, resolve_stream(V, stream))
-        return out
+        h, st, it = self._h, resolve_stream(V, stream), _ITYPE[I.dtype]
+        return self._run("sparse_allreduce", lambda: _sparcoll.sparse_allreduce(
+            h, I.ptr, V.ptr, V.size, n, it, V.dtype, opc, algc, flags, sd, eg, O.ptr, st), out, async_op)
 
-    def sparse_allreduce_sparse(self, indices, values, dim: int, op: str = "sum", algo: str = "auto", *,
+    def sparse_allreduce_sparse(self, indices, values, dim: int, op="sum", algo: str = "auto", *,
                                 sort_input: bool = False, switch_density: float = 0.0, early_group_size: int = 0,
-                                stream=None) -> SparseReduction:
+                                stream=None, async_op: bool = False):
         """:meth:`sparse_allreduce` with a sparse result: a :class:`SparseReduction`
         (indices, values, is_dense, algo) of the caller's array kind. Only the
         union of the ranks' indices is materialized, so a rank can apply a sparse
-        update (w[indices] -= lr * values) without touching all dim entries."""
+        update (w[indices] -= lr * values) without touching all dim entries.
+        async_op=True returns a :class:`sparcoll.Request` of the SparseReduction."""
         I, V = _inputs(self, indices, values, stream)
         n = nonneg_int(dim, "dim")
-        opc, algc = lookup(OPS, op, "reduction op"), _algo(algo)
+        opc, algc = reduce_op(op, _OPS, _OP_CONTEXT), _algo(algo)
         flags, sd, eg = _options(sort_input, switch_density, early_group_size)
         res = getattr(self, "_sparse_result", None)
         if res is None:
             res = self._sparse_result = _sparcoll.SparseResultHandle(self._h)
-        dense, nnz, _dim_out, ip, vp, algo_code = _sparcoll.sparse_allreduce_to_sparse(
-            self._h, I.ptr, V.ptr, V.size, n, _ITYPE[I.dtype], V.dtype, opc, algc, flags, sd, eg, res,
-            resolve_stream(V, stream))
-        # The library owns (and reuses) the result buffers: copy into arrays of the caller's kind.
-        vals = _copy_out(V, vp, nnz, V.dtype)
-        idx = None if dense else _copy_out(I, ip, nnz, I.dtype)
-        return SparseReduction(idx, vals, bool(dense), name_of(SPARSE_ALGOS, algo_code))
+        h, st, it = self._h, resolve_stream(V, stream), _ITYPE[I.dtype]
 
-    def sparse_algo_for(self, nnz_per_rank: Sequence[int], dim: int, index_dtype: str = "uint32",
-                        dtype: str = "float32", dense_output: bool = True, *, switch_density: float = 0.0,
+        def call():
+            dense, nnz, _dim_out, ip, vp, algo_code = _sparcoll.sparse_allreduce_to_sparse(
+                h, I.ptr, V.ptr, V.size, n, it, V.dtype, opc, algc, flags, sd, eg, res, st)
+            # The library owns (and reuses) the result buffers: copy into arrays of the caller's
+            # kind, in the call's stream order (and before the next call on the worker reuses them).
+            with on_stream(V, st):
+                vals = _copy_out(V, vp, nnz, V.dtype)
+                idx = None if dense else _copy_out(I, ip, nnz, I.dtype)
+            return SparseReduction(idx, vals, bool(dense), name_of(SPARSE_ALGOS, algo_code))
+
+        return self._run("sparse_allreduce_sparse", call, async_op=async_op)
+
+    def sparse_algo_for(self, nnz_per_rank: Sequence[int], dim: int, index_dtype="uint32",
+                        dtype="float32", dense_output: bool = True, *, switch_density: float = 0.0,
                         early_group_size: int = 0) -> str:
-        """The algorithm "auto" would pick for these per-rank non-zero counts (no communication)."""
+        """The algorithm "auto" would pick for these per-rank non-zero counts (no communication).
+        index_dtype, dtype: names ("uint32"), numpy dtypes or scalar types, or torch dtypes."""
         counts = [int(c) for c in nnz_per_rank]
         if len(counts) != self.size:
             raise InvalidArgumentError(f"nnz_per_rank needs {self.size} entries (one per rank), got {len(counts)}")
-        it = _ITYPE.get(lookup(DTYPES, index_dtype, "index dtype"))
-        if it is None:
-            raise InvalidArgumentError(f"index_dtype must be uint32, int32, uint64 or int64, got {index_dtype!r}")
+        it = _ITYPE[dtype_code(index_dtype, "index_dtype", INDEX_DTYPES)]
         flags, sd, eg = _options(False, switch_density, early_group_size)
-        code = _sparcoll.sparse_algo_for(self._h, counts, nonneg_int(dim, "dim"), it, lookup(DTYPES, dtype, "dtype"),
+        code = _sparcoll.sparse_algo_for(self._h, counts, nonneg_int(dim, "dim"), it, dtype_code(dtype, "dtype"),
                                          flags, sd, eg, bool(dense_output))
         return name_of(SPARSE_ALGOS, code)
 

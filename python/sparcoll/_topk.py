@@ -14,28 +14,30 @@ from typing import Optional, Tuple
 import numpy as np
 
 from . import _sparcoll
-from ._arrays import TYPESTR, ArrayRef, as_ref, empty_like_kind, resolve_stream, stream_handle, torch_module
-from ._capi import DTYPES, INDEX_TYPES, TOPK_METHODS, TOPK_OUTPUTS, lookup
+from ._arrays import TYPESTR, ArrayRef, as_ref, empty_like_kind, on_stream, resolve_stream, stream_handle, torch_module
+from ._capi import DTYPES, INDEX_TYPES, TOPK_METHODS, TOPK_OUTPUTS, dtype_name, lookup
 from ._views import DeviceView, HostView
 from .errors import InvalidArgumentError
 
 _U32, _U64 = INDEX_TYPES["uint32"], INDEX_TYPES["uint64"]
-_FLOATS = (DTYPES["float16"], DTYPES["float32"], DTYPES["float64"], DTYPES["bfloat16"])
+_FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
+_FLOATS = tuple(DTYPES[n] for n in _FLOAT_NAMES)
+_INDEX_NAMES = ("uint32", "int32", "uint64", "int64")
 
 
-def _index_type(ref: ArrayRef, n: int, index_dtype: Optional[str]) -> Tuple[int, int]:
+def _index_type(ref: ArrayRef, n: int, index_dtype) -> Tuple[int, int]:
     """(scTopkIndex_t, dtype code of the index array). torch gets int64 (its index type;
     the bits of non-negative int64 and uint64 are the same)."""
     if index_dtype is None:
-        index_dtype = "int64" if ref.kind == "torch" else ("uint32" if n <= 2**32 else "uint64")
-    if index_dtype in ("uint32", "int32"):
-        limit = 2**32 if index_dtype == "uint32" else 2**31
+        name = "int64" if ref.kind == "torch" else ("uint32" if n <= 2**32 else "uint64")
+    else:
+        name = dtype_name(index_dtype, "index_dtype", _INDEX_NAMES)
+    if name in ("uint32", "int32"):
+        limit = 2**32 if name == "uint32" else 2**31
         if n > limit:
-            raise InvalidArgumentError(f"index_dtype {index_dtype} cannot index {n} elements")
-        return _U32, DTYPES[index_dtype]
-    if index_dtype in ("uint64", "int64"):
-        return _U64, DTYPES[index_dtype]
-    raise InvalidArgumentError(f"index_dtype must be 'uint32', 'int32', 'uint64' or 'int64', got {index_dtype!r}")
+            raise InvalidArgumentError(f"index_dtype {name} cannot index {n} elements")
+        return _U32, DTYPES[name]
+    return _U64, DTYPES[name]
 
 
 def _int(v, what: str, lo: int = 0) -> int:
@@ -58,6 +60,32 @@ def _float_input(x, what: str, stream) -> ArrayRef:
     return ref
 
 
+def _by_magnitude(idx, val, X: ArrayRef, stream: int):
+    """(idx, val) reordered by descending |val|, ties in index order (a stable sort), with
+    the arrays' own library (numpy, torch, cupy, or their array-API namespace)."""
+    t = torch_module(val)
+    if t is not None:
+        with on_stream(X, stream):
+            order = t.sort(val.abs(), descending=True, stable=True).indices
+            return idx[order], val[order]
+    if isinstance(val, np.ndarray):
+        order = np.argsort(-np.abs(val.astype(np.float32) if val.dtype.itemsize == 2 else val), kind="stable")
+        return idx[order], val[order]
+    cp = sys.modules.get("cupy")
+    if cp is not None and isinstance(val, cp.ndarray):
+        with on_stream(X, stream):
+            order = cp.argsort(-cp.abs(val.astype(cp.float32) if val.dtype.itemsize == 2 else val))  # stable
+            return idx[order], val[order]
+    xp = val.__array_namespace__()
+    order = xp.argsort(xp.abs(val), descending=True, stable=True)
+    return xp.take(idx, order), xp.take(val, order)
+
+
+def _finish(idx, val, nnz: int, cap: int, X: ArrayRef, stream: int, sort: bool):
+    idx, val = _trim(idx, nnz, cap), _trim(val, nnz, cap)
+    return _by_magnitude(idx, val, X, stream) if sort and nnz > 1 else (idx, val)
+
+
 def _trim(arr, nnz: int, capacity: int):
     """The first nnz entries; a compact copy when the buffer is mostly unused (frees it)."""
     view = arr[:nnz]
@@ -74,21 +102,33 @@ def _cfg(method, k, bucket, output, seed, samples):
 
 
 def topk(x, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, residual=None, *, step: int = 0,
-         output: str = "variable", index_dtype: Optional[str] = None, samples: int = 0, stream=None):
-    """Selects about k of x's entries by magnitude; returns (indices, values).
+         output: str = "variable", index_dtype=None, samples: int = 0, sorted: bool = False, stream=None):
+    """Selects entries of x by magnitude; returns (indices, values).
 
-    indices are strictly increasing positions in x read flat (uint32 for numpy /
-    cupy up to 2^32 elements, int64 for torch; ``index_dtype`` overrides),
-    values the selected entries in x's dtype, both of x's kind and device.
+    The default method="approx" is a randomized selection for gradient
+    compression: it returns about k entries *in expectation* (a variable
+    count, not exactly k), and not necessarily the k largest. For torch.topk's
+    result (exactly k entries, the k largest |x|: torch.topk(x.abs(), k)) use
+    method="exact", sorted=True.
+
+    indices are positions in x read flat (uint32 for numpy / cupy up to 2^32
+    elements, int64 for torch; ``index_dtype``: "uint32", "int32", "uint64",
+    "int64", as a name, a numpy or a torch dtype), values the selected entries
+    in x's dtype, both of x's kind and device. By default the pairs come in
+    index order (indices strictly increasing: the input of
+    Communicator.sparse_allreduce), not sorted by value; sorted=True orders
+    them by descending |value|, ties in index order (a stable sort of the
+    result with x's own library, after the selection; any method).
 
     method: "approx" (bucketed, k in expectation: bucket b of ``bucket``
     elements gets its share k_b and keeps element i with probability
     k_b|v_i|/||v||_1, or the epsilon-shifted form when that would exceed 1 —
     Renggli §2.4.1), "approx_at_most" (p = min(1, k_b|v_i|/||v||_1)), "exact"
-    (ties to the smaller index), "threshold" (sampled threshold, DGC-style; at
-    most k). output "fixed" (bucketed methods) returns exactly k entries.
-    Randomness is Philox keyed by (seed, step): the same call selects the same
-    entries, on the CPU and on a GPU.
+    (exactly min(k, x.size) entries, the largest |x|, ties to the smaller
+    index), "threshold" (sampled threshold, DGC-style; at most k). output
+    "fixed" (bucketed methods) returns exactly k entries. Randomness is
+    Philox keyed by (seed, step): the same call selects the same entries, on
+    the CPU and on a GPU.
 
     residual (same shape, dtype and device as x) is error feedback, updated in
     place: the selection is made on acc = x + residual, the selected entries of
@@ -117,11 +157,11 @@ def topk(x, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, re
     idx = empty_like_kind(X, (cap,), idt)
     val = empty_like_kind(X, (cap,))
     I, V = as_ref(idx, "indices"), as_ref(val, "values")
-    nnz, _selected = _sparcoll.topk_select(src.ptr, n, X.dtype, mc, kk, bk, oc, it, sd, st, smp, I.ptr, V.ptr, cap,
-                                           resolve_stream(X, stream))
+    s = resolve_stream(X, stream)
+    nnz, _selected = _sparcoll.topk_select(src.ptr, n, X.dtype, mc, kk, bk, oc, it, sd, st, smp, I.ptr, V.ptr, cap, s)
     if acc is not None:
         _store_residual(residual, acc, idx[:nnz], R)
-    return _trim(idx, nnz, cap), _trim(val, nnz, cap)
+    return _finish(idx, val, nnz, cap, X, s, sorted)
 
 
 def _add(x, r, X: ArrayRef, R: ArrayRef):
@@ -164,8 +204,12 @@ class TopkFeedback:
     in one pass inside the library.
     """
 
-    def __init__(self, n: int, dtype: str = "float32", device: Optional[int] = None):
-        code = lookup(DTYPES, dtype, "dtype")
+    def __init__(self, n: int, dtype="float32", device: Optional[int] = None):
+        """n elements of dtype ("float32", ..., a numpy dtype or scalar type, or a torch
+        dtype; float16, bfloat16, float32 or float64) in host memory (device None) or on
+        CUDA device ``device``. ``self.dtype`` is the dtype's name."""
+        dtype = dtype_name(dtype, "TopkFeedback dtype", _FLOAT_NAMES)
+        code = DTYPES[dtype]
         self.n, self.dtype, self.device = _int(n, "n"), dtype, device
         self._h = _sparcoll.TopkStateHandle(self.n, code, -1 if device is None else int(device))
         self._code = code
@@ -206,9 +250,11 @@ class TopkFeedback:
         self._h.reset(stream_handle(stream) if self.device is not None else 0)
 
     def select(self, grad, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, *,
-               output: str = "variable", index_dtype: Optional[str] = None, samples: int = 0, stream=None):
-        """(indices, values) selected from grad + residual (see :func:`topk`); updates the residual
-        and advances the step. grad: n elements of the state's dtype, in its memory."""
+               output: str = "variable", index_dtype=None, samples: int = 0, sorted: bool = False, stream=None):
+        """(indices, values) selected from grad + residual (see :func:`topk`: method "approx"
+        returns about k entries in expectation, in index order; sorted=True orders them by
+        descending magnitude); updates the residual and advances the step. grad: n elements
+        of the state's dtype, in its memory."""
         mc, kk, bk, oc, sd, smp = _cfg(method, k, bucket, output, seed, samples)
         G = _float_input(grad, "grad", stream)
         if G.size != self.n or G.dtype != self._code:
@@ -221,9 +267,9 @@ class TopkFeedback:
         idx = empty_like_kind(G, (cap,), idt)
         val = empty_like_kind(G, (cap,))
         I, V = as_ref(idx, "indices"), as_ref(val, "values")
-        nnz, _selected = self._h.select_feedback(G.ptr, mc, kk, bk, oc, it, sd, smp, I.ptr, V.ptr, cap,
-                                                 resolve_stream(G, stream))
-        return _trim(idx, nnz, cap), _trim(val, nnz, cap)
+        s = resolve_stream(G, stream)
+        nnz, _selected = self._h.select_feedback(G.ptr, mc, kk, bk, oc, it, sd, smp, I.ptr, V.ptr, cap, s)
+        return _finish(idx, val, nnz, cap, G, s, sorted)
 
     def close(self) -> None:
         self._h.close()

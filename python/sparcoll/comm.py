@@ -5,34 +5,53 @@ the mixins of _sparse.py, _dsop.py and _neighbor.py."""
 
 from __future__ import annotations
 
-import atexit
-import threading
-import weakref
-import os
-from typing import List, Optional, Sequence, Tuple
+import atexit as _atexit
+import os as _os
+import threading as _threading
+import weakref as _weakref
+from typing import Sequence as _Sequence
 
 from . import _bootstrap, _sparcoll
 from . import model as _model
-from ._arrays import ArrayRef, as_ref, empty_like_kind, resolve_stream, stream_handle
-from ._bootstrap import get_unique_id  # noqa: F401 - sparcoll.comm is public: its names stay
-from ._capi import (ALGOS, DTYPE_NAMES, OPS, TRANSPORTS, feature_summary, lookup, name_of, nonneg_int, require_nccl,
-                    subset)
-from ._dsop import DsopMixin
-from ._neighbor import NeighborMixin
-from ._sparse import SparseMixin
-from .errors import InvalidArgumentError, InvalidUsageError
+from ._arrays import ArrayRef as _ArrayRef
+from ._arrays import as_ref as _as_ref
+from ._arrays import empty_like_kind as _empty_like_kind
+from ._arrays import on_stream as _on_stream
+from ._arrays import raw_view as _raw_view
+from ._arrays import resolve_stream as _resolve_stream
+from ._arrays import stream_handle as _stream_handle
+from ._bootstrap import get_unique_id  # sparcoll.comm is public: its names stay
+from ._capi import ALGOS as _ALGOS
+from ._capi import DTYPE_NAMES as _DTYPE_NAMES
+from ._capi import TRANSPORTS as _TRANSPORTS
+from ._capi import feature_summary as _feature_summary
+from ._capi import lookup as _lookup
+from ._capi import name_of as _name_of
+from ._capi import nonneg_int as _nonneg_int
+from ._capi import reduce_op as _reduce_op
+from ._capi import require_nccl as _require_nccl
+from ._capi import subset as _subset
+from ._dsop import DsopMixin as _DsopMixin
+from ._neighbor import NeighborMixin as _NeighborMixin
+from ._request import AsyncMixin as _AsyncMixin
+from ._request import Request
+from ._sparse import SparseMixin as _SparseMixin
+from .errors import InvalidArgumentError as _InvalidArgumentError
+from .errors import InvalidUsageError as _InvalidUsageError
+
+__all__ = ["Communicator", "local_group", "get_unique_id", "Request"]
 
 # Transports the MPI and torch.distributed bootstraps can set up.
-_BOOTSTRAP_TRANSPORTS = subset(TRANSPORTS, "mpi", "nccl")
+_BOOTSTRAP_TRANSPORTS = _subset(_TRANSPORTS, "mpi", "nccl")
 
 
 # Communicators still open at interpreter exit are destroyed before mpi4py
 # finalizes MPI (Python's atexit runs before mpi4py's MPI_Finalize hook).
-_live: "weakref.WeakSet[Communicator]" = weakref.WeakSet()
-_live_lock = threading.Lock()
+_live: "_weakref.WeakSet[Communicator]" = _weakref.WeakSet()
+_live_lock = _threading.Lock()
 
 
-@atexit.register
+@_atexit.register
 def _close_all() -> None:
     with _live_lock:
         comms = list(_live)
@@ -40,7 +59,7 @@ def _close_all() -> None:
         c.close()
 
 
-class Communicator(SparseMixin, DsopMixin, NeighborMixin):
+class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
     """A group of ranks that run collectives together.
 
     Create one with :meth:`from_mpi`, :meth:`from_unique_id`, :meth:`from_torch`
@@ -53,6 +72,12 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
     (torch CUDA, cupy, DLPack / ``__cuda_array_interface__``) on device
     communicators ("nccl", device "local"), where the work is enqueued on the
     caller's current stream (``stream=`` overrides it).
+
+    Every collective method takes ``async_op=True``: it checks its arguments
+    and allocates its output at once, then returns a :class:`sparcoll.Request`
+    while the call runs on the communicator's worker thread (one per
+    communicator, calls in the order issued); ``req.wait()`` returns the
+    result. A blocking call made while requests are pending runs after them.
     """
 
     def __init__(self, handle, transport: str):
@@ -65,8 +90,8 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
     # ---------------------------------------------------------------- creation
     @classmethod
     def from_mpi(cls, mpi_comm=None, transport: str = "mpi", *, device: int = -1,
-                 timeout: Optional[float] = None, algo: str = "auto", pipeline_bytes: int = 0,
-                 tuning_file: Optional[str] = None) -> "Communicator":
+                 timeout: float | None = None, algo: str = "auto", pipeline_bytes: int = 0,
+                 tuning_file: str | None = None) -> "Communicator":
         """One communicator per MPI rank over an mpi4py communicator (None: MPI.COMM_WORLD).
 
         transport "mpi" works on host arrays; "nccl" bootstraps an NCCL
@@ -78,28 +103,28 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         model"; None: env SPARCOLL_TUNING_FILE), read once here; a bad one raises
         InvalidArgumentError naming the file and the key.
         """
-        code = lookup(_BOOTSTRAP_TRANSPORTS, transport, "transport for from_mpi")
+        code = _lookup(_BOOTSTRAP_TRANSPORTS, transport, "transport for from_mpi")
         need = "nccl" if transport == "nccl" else "mpi"
         if not _sparcoll.features[need]:
-            raise InvalidUsageError(f"this sparcoll build has no {need} transport "
-                                    f"(built with: {feature_summary()})")
+            raise _InvalidUsageError(f"this sparcoll build has no {need} transport "
+                                     f"(built with: {_feature_summary()})")
         try:
             from mpi4py import MPI
         except ImportError as e:
-            raise InvalidUsageError("Communicator.from_mpi needs mpi4py (pip install mpi4py)") from e
+            raise _InvalidUsageError("Communicator.from_mpi needs mpi4py (pip install mpi4py)") from e
         comm = MPI.COMM_WORLD if mpi_comm is None else mpi_comm
         if not isinstance(comm, MPI.Comm):
             raise TypeError(f"mpi_comm must be an mpi4py communicator, got {type(mpi_comm).__name__}")
         if comm == MPI.COMM_NULL:
-            raise InvalidArgumentError("mpi_comm is MPI.COMM_NULL")
+            raise _InvalidArgumentError("mpi_comm is MPI.COMM_NULL")
         h = _sparcoll.init_mpi(MPI._addressof(comm), code, int(device), _timeout(timeout),
-                               lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes), _tuning(tuning_file))
+                               _lookup(_ALGOS, algo, "algorithm"), int(pipeline_bytes), _tuning(tuning_file))
         return cls(h, transport)
 
     @classmethod
     def from_unique_id(cls, nranks: int, unique_id: bytes, rank: int, *, device: int = -1,
-                       timeout: Optional[float] = None, algo: str = "auto",
-                       pipeline_bytes: int = 0, tuning_file: Optional[str] = None) -> "Communicator":
+                       timeout: float | None = None, algo: str = "auto",
+                       pipeline_bytes: int = 0, tuning_file: str | None = None) -> "Communicator":
         """Rank ``rank`` of ``nranks`` on the nccl transport (CUDA arrays), NCCL-style, without MPI.
 
         One process calls :func:`get_unique_id` and hands the bytes to every
@@ -109,14 +134,14 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         the calling thread's current device (e.g. ``torch.cuda.set_device``'s).
         Other arguments as for :meth:`from_mpi`.
         """
-        require_nccl("Communicator.from_unique_id")
+        _require_nccl("Communicator.from_unique_id")
         for name, v in (("nranks", nranks), ("rank", rank), ("device", device)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise TypeError(f"{name} must be an int, got {type(v).__name__}")
         if not isinstance(unique_id, (bytes, bytearray, memoryview)):
             raise TypeError(f"unique_id must be the bytes of get_unique_id(), got {type(unique_id).__name__}")
         h = _sparcoll.init_rank(nranks, bytes(unique_id), rank, device, _timeout(timeout),
-                                lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes), _tuning(tuning_file))
+                                _lookup(_ALGOS, algo, "algorithm"), int(pipeline_bytes), _tuning(tuning_file))
         return cls(h, "nccl")
 
     @classmethod
@@ -133,10 +158,10 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         mpi4py; the members exchange their MPI ranks through the process group
         and build the matching MPI communicator. kwargs as for :meth:`from_mpi`.
         """
-        lookup(_BOOTSTRAP_TRANSPORTS, transport, "transport for from_torch")
+        _lookup(_BOOTSTRAP_TRANSPORTS, transport, "transport for from_torch")
         if transport == "nccl":
             # Checked on every member before the broadcast, so none is left waiting.
-            require_nccl("Communicator.from_torch(transport='nccl')")
+            _require_nccl("Communicator.from_torch(transport='nccl')")
             size, rank, uid = _bootstrap.unique_id_of_group(process_group)
             return cls.from_unique_id(size, uid, rank, **kwargs)
         sub = _bootstrap.mpi_comm_of_group(process_group)
@@ -180,10 +205,10 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
 
     def algo_for(self, nbytes: int) -> str:
         """The dense allreduce algorithm "auto" picks for a message of nbytes bytes."""
-        return name_of(ALGOS, self._h.algo_for(int(nbytes)))
+        return _name_of(_ALGOS, self._h.algo_for(int(nbytes)))
 
-    def estimate(self, collective: str, count: int, dtype: str = "float32", algo: str = "auto",
-                 density: Optional[float] = None) -> Tuple[float, str]:
+    def estimate(self, collective: str, count: int, dtype="float32", algo: str = "auto",
+                 density: float | None = None) -> tuple[float, str]:
         """The cost model's prediction for one call on this communicator, without
         running it (local, no communication): (seconds of ``algo`` — of auto's
         pick for "auto" —, the algorithm "auto" would run here).
@@ -191,16 +216,19 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         collective: "allreduce" (count), "reduce_scatter" (recvcount),
         "allgather" (sendcount), "sparse_allreduce" (count = the dimension,
         dtype = the value type, density = each rank's non-zeros / count in
-        (0, 1]), "dsop" (n = m = count, dtype = the input type). Native
+        (0, 1]), "dsop" (n = m = count, dtype = the input type). dtype: a name
+        ("float32"), a numpy dtype or scalar type, or a torch dtype. Native
         algorithms are priced as ring. See sparcoll.model for the same
         prediction at other sizes.
         """
         coll, code, dt, d = _model._codes(collective, algo, dtype, density)
-        return _model._result(collective, *self._h.estimate(coll, code, nonneg_int(count, "count"), dt, d))
+        return _model._result(collective, *self._h.estimate(coll, code, _nonneg_int(count, "count"), dt, d))
 
     def close(self) -> None:
         """Destroys the communicator (also done at garbage collection and at exit), and
-        first the topologies created on it."""
+        first the topologies created on it. Waits for the requests of async_op calls
+        still pending (each ends, at the latest, at the communicator's timeout)."""
+        self._stop_worker()
         self._close_topologies()
         self._h.close()
 
@@ -216,104 +244,148 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         return f"<sparcoll.Communicator {self.transport} rank {self.rank} of {self.size}>"
 
     # ---------------------------------------------------------------- helpers
-    def _check_where(self, ref: ArrayRef, what: str) -> None:
+    def _check_where(self, ref: _ArrayRef, what: str) -> None:
         if self.is_device and ref.device is None:
-            raise InvalidArgumentError(
+            raise _InvalidArgumentError(
                 f"{what} is in host memory but this {self.transport} communicator works on CUDA arrays")
         if not self.is_device and ref.device is not None:
-            raise InvalidArgumentError(
+            raise _InvalidArgumentError(
                 f"{what} is on {ref.where()} but this {self.transport} communicator works on host arrays")
 
-    def _input(self, x, what: str, stream=None) -> ArrayRef:
-        ref = as_ref(x, what, stream if isinstance(stream, int) else None)
+    def _input(self, x, what: str, stream=None, accepted=None) -> _ArrayRef:
+        """A checked view of an input array; ``accepted``: its dtype family (index dtypes, ...)."""
+        ref = _as_ref(x, what, stream if isinstance(stream, int) else None, accepted)
         self._check_where(ref, what)
         return ref
 
-    def _output(self, src: ArrayRef, out, shape, what: str = "out", dtype: Optional[int] = None,
-                allow_same: bool = False, inplace_offset: Optional[int] = None):
+    def _output(self, src: _ArrayRef, out, shape, what: str = "out", dtype: int | None = None,
+                allow_same: bool = False, inplace_offset: int | None = None):
         """(out object, its ArrayRef): a new array of the caller's kind, or the checked out=."""
         dtype = src.dtype if dtype is None else dtype
         if out is None:
-            out = empty_like_kind(src, shape, dtype)
-            return out, as_ref(out, what)
-        ref = as_ref(out, what)
+            out = _empty_like_kind(src, shape, dtype)
+            return out, _as_ref(out, what)
+        ref = _as_ref(out, what)
         self._check_where(ref, what)
         if ref.dtype != dtype:
-            raise InvalidArgumentError(f"{what} has dtype {ref.dtype_name}, expected {DTYPE_NAMES[dtype]}")
+            raise _InvalidArgumentError(f"{what} has dtype {ref.dtype_name}, expected {_DTYPE_NAMES[dtype]}")
         if ref.size != _prod(shape):
-            raise InvalidArgumentError(
+            raise _InvalidArgumentError(
                 f"{what} has {ref.size} elements, expected {_prod(shape)} (shape {tuple(shape)})")
         if ref.readonly:
-            raise InvalidArgumentError(f"{what} is read-only")
+            raise _InvalidArgumentError(f"{what} is read-only")
         if ref.device != src.device and ref.device is not None and src.device is not None \
                 and ref.device >= 0 and src.device >= 0:
-            raise InvalidArgumentError(f"{what} is on {ref.where()} but the input is on {src.where()}")
+            raise _InvalidArgumentError(f"{what} is on {ref.where()} but the input is on {src.where()}")
         if ref.overlaps(src):
             in_place = (allow_same and ref.ptr == src.ptr) or \
                        (inplace_offset is not None and ref.ptr == src.ptr + inplace_offset)
             if not in_place:
-                raise InvalidArgumentError(f"{what} overlaps the input without being the in-place position")
+                raise _InvalidArgumentError(f"{what} overlaps the input without being the in-place position")
         return out, ref
 
     # ---------------------------------------------------------------- dense collectives
-    def allreduce(self, x, out=None, op: str = "sum", algo: str = "auto", stream=None):
-        """out[i] = op over ranks of x[i]. ``out=x`` works in place. Returns out
-        (a new array of x's kind and shape when out is None).
+    def allreduce(self, x, out=None, op="sum", algo: str = "auto", stream=None, *, async_op: bool = False):
+        """out[i] = op over ranks of x[i]. Returns out (a new array of x's kind
+        and shape when out is None); ``comm.allreduce(x, out=x)`` works in place.
 
-        op: "sum", "prod", "max", "min", "avg"; algo: "auto", "ring",
-        "rabenseifner", "recdbl", "native".
+        op: "sum", "prod" (or "product"), "max", "min", "avg" (or "average"), in
+        any case; mpi4py's MPI.SUM/PROD/MAX/MIN; torch.distributed.ReduceOp.SUM/
+        PRODUCT/MAX/MIN/AVG. algo: "auto", "ring", "rabenseifner", "recdbl",
+        "native". async_op=True returns a :class:`sparcoll.Request` at once (its
+        wait() returns out); every collective method takes it.
         """
-        opc, algc = lookup(OPS, op, "reduction op"), lookup(ALGOS, algo, "algorithm")
+        opc, algc = _reduce_op(op), _lookup(_ALGOS, algo, "algorithm")
         src = self._input(x, "x", stream)
         out, dst = self._output(src, out, src.shape, allow_same=True)
-        _sparcoll.allreduce(self._h, src.ptr, dst.ptr, src.size, src.dtype, opc, algc, resolve_stream(src, stream))
-        return out
+        h, st = self._h, _resolve_stream(src, stream)
+        return self._run("allreduce", lambda: _sparcoll.allreduce(h, src.ptr, dst.ptr, src.size, src.dtype, opc, algc,
+                                                                  st), out, async_op)
 
-    def reduce_scatter(self, x, out=None, op: str = "sum", algo: str = "auto", stream=None):
-        """Reduces x over ranks; rank r keeps block r. x's first dimension (its
-        length for 1-D) must divide by size: the result has shape
-        (x.shape[0] // size, *x.shape[1:]). In place when out is block r of x.
+    def reduce_scatter(self, x, out=None, op="sum", algo: str = "auto", stream=None, *, async_op: bool = False):
+        """Reduces x over ranks; rank r keeps block r of x's first dimension (its
+        length for 1-D), the rows of ``numpy.array_split(x, size)[r]``: with n =
+        x.shape[0], the first n % size ranks get n // size + 1 rows, the others
+        n // size (0 when n < size). The result has shape (rows, *x.shape[1:]).
+        In place when out is block r of x: ``out=x[off:off + rows]`` with off =
+        r * (n // size) + min(r, n % size) (``x[r * n // size:(r + 1) * n // size]``
+        when n divides by size).
 
-        algo: "auto", "ring", "rabenseifner" (recursive halving), "native".
+        When n divides by size the call is zero-copy. Otherwise the C call needs
+        equal blocks: x is copied into a scratch array of x's kind (same device
+        and stream) of size * ceil(n / size) rows, block r padded to ceil(n /
+        size) rows, reduce-scattered there, and this rank's rows are copied to
+        out: one extra copy of x and of the result, and the padding's traffic.
+
+        op: as for :meth:`allreduce`. algo: "auto", "ring", "rabenseifner"
+        (recursive halving), "native".
         """
-        opc, algc = lookup(OPS, op, "reduction op"), lookup(ALGOS, algo, "algorithm")
+        opc, algc = _reduce_op(op), _lookup(_ALGOS, algo, "algorithm")
         src = self._input(x, "x", stream)
-        P = self.size
-        if len(src.shape) == 0 or src.shape[0] % P:
-            raise InvalidArgumentError(
-                f"reduce_scatter: x has shape {src.shape}; its first dimension must be divisible by size {P}")
-        shape = (src.shape[0] // P,) + src.shape[1:]
-        recv = _prod(shape)
-        out, dst = self._output(src, out, shape, inplace_offset=self.rank * recv * src.itemsize)
-        _sparcoll.reduce_scatter(self._h, src.ptr, dst.ptr, recv, src.dtype, opc, algc, resolve_stream(src, stream))
-        return out
+        P, r = self.size, self.rank
+        if len(src.shape) == 0:
+            raise _InvalidArgumentError("reduce_scatter: x is 0-d (shape ()); it needs a first dimension to split "
+                                        "over the ranks")
+        n, rest = src.shape[0], src.shape[1:]
+        base, extra = divmod(n, P)
+        h, st = self._h, _resolve_stream(src, stream)
+        if extra == 0:  # even: zero copy
+            shape = (base,) + rest
+            recv = _prod(shape)
+            out, dst = self._output(src, out, shape, inplace_offset=r * recv * src.itemsize)
+            return self._run("reduce_scatter", lambda: _sparcoll.reduce_scatter(h, src.ptr, dst.ptr, recv, src.dtype,
+                                                                                opc, algc, st), out, async_op)
+        row = _prod(rest)
+        rows, q = base + (r < extra), base + 1
+        out, dst = self._output(src, out, (rows,) + rest, inplace_offset=(r * base + min(r, extra)) * row
+                                * src.itemsize)
+        scratch = _empty_like_kind(src, (P * q * row,))
+        S = self._input(scratch, "reduce_scatter's scratch array")
+        recv = q * row
 
-    def allgather(self, x, out=None, algo: str = "auto", stream=None):
+        def call():  # on the worker too when async: the copy reads x in the order of the calls
+            with _on_stream(src, st):  # block b of x (array_split's) -> rows b*q ... of the scratch array
+                padded, X = _raw_view(S).reshape(P, q, row), _raw_view(src).reshape(n, row)
+                padded[:extra] = X[:extra * q].reshape(extra, q, row)
+                padded[extra:, :base] = X[extra * q:].reshape(P - extra, base, row)
+            _sparcoll.reduce_scatter(h, S.ptr, S.ptr + r * recv * S.itemsize, recv, S.dtype, opc, algc, st)
+            with _on_stream(src, st):  # this rank's rows of its block (reduced in place) -> out
+                _raw_view(dst).reshape(rows, row)[...] = _raw_view(S).reshape(P, q, row)[r, :rows]
+
+        return self._run("reduce_scatter", call, out, async_op)
+
+    def allgather(self, x, out=None, algo: str = "auto", stream=None, *, async_op: bool = False):
         """Concatenates every rank's x along the first dimension: shape
         (size * x.shape[0], *x.shape[1:]) ((size,) for a 0-d x). In place when x
-        is block rank of out.
+        is block rank of out: ``comm.allgather(out[rank * n:(rank + 1) * n], out=out)``.
 
         algo: "auto", "ring", "recdbl" (recursive doubling), "native".
         """
-        algc = lookup(ALGOS, algo, "algorithm")
+        algc = _lookup(_ALGOS, algo, "algorithm")
         src = self._input(x, "x", stream)
         P = self.size
         shape = (P,) if len(src.shape) == 0 else (P * src.shape[0],) + src.shape[1:]
         out, dst = self._output(src, out, shape, inplace_offset=-self.rank * src.nbytes)
-        _sparcoll.allgather(self._h, src.ptr, dst.ptr, src.size, src.dtype, algc, resolve_stream(src, stream))
-        return out
+        h, st = self._h, _resolve_stream(src, stream)
+        return self._run("allgather", lambda: _sparcoll.allgather(h, src.ptr, dst.ptr, src.size, src.dtype, algc, st),
+                         out, async_op)
 
-    def barrier(self, stream=None) -> None:
-        """Returns once every rank has called barrier (bounded by the timeout)."""
-        _sparcoll.barrier(self._h, stream_handle(stream) if self.is_device else 0)
+    def barrier(self, stream=None, *, async_op: bool = False):
+        """Returns once every rank has called barrier (bounded by the timeout);
+        None, or a :class:`sparcoll.Request` with async_op=True."""
+        h, st = self._h, _stream_handle(stream) if self.is_device else 0
+        return self._run("barrier", lambda: _sparcoll.barrier(h, st), None, async_op)
 
     def abort(self) -> None:
         """Gives up on this communicator (scCommAbort): peers waiting on this rank
         fail with a RemoteError naming it within about a second, and every later
-        call here raises. Not while another thread is inside a call on it."""
+        call here raises. Not while another thread is inside a call on it: with
+        async_op requests pending, it first waits for them (each ends, at the
+        latest, at the communicator's timeout)."""
+        self._sync_pending()
         _sparcoll.abort(self._h)
 
-    def shrink(self, exclude: Sequence[int]) -> "Communicator":
+    def shrink(self, exclude: _Sequence[int]) -> "Communicator":
         """A new communicator of this one's ranks less ``exclude`` (scCommShrink),
         renumbered in rank order: how a job goes on without a dead rank. Called
         by every rank not excluded, with the same list; works on an aborted
@@ -322,11 +394,12 @@ class Communicator(SparseMixin, DsopMixin, NeighborMixin):
         if isinstance(exclude, (str, bytes)) or not all(isinstance(r, int) and not isinstance(r, bool)
                                                          for r in exclude):
             raise TypeError("exclude must be a sequence of int ranks")
-        return type(self)(_sparcoll.shrink(self._h, [int(r) for r in exclude]), self.transport)
+        ranks, h = [int(r) for r in exclude], self._h
+        return type(self)(self._run("shrink", lambda: _sparcoll.shrink(h, ranks)), self.transport)
 
 
-def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Optional[float] = None,
-                algo: str = "auto", pipeline_bytes: int = 0, tuning_file: Optional[str] = None) -> List[Communicator]:
+def local_group(n: int, devices: _Sequence[int] | None = None, *, timeout: float | None = None,
+                algo: str = "auto", pipeline_bytes: int = 0, tuning_file: str | None = None) -> list[Communicator]:
     """n communicators of one process, rank i = element i, for n threads.
 
     devices None: host memory (numpy / CPU tensors). Otherwise devices[i] is
@@ -339,24 +412,24 @@ def local_group(n: int, devices: Optional[Sequence[int]] = None, *, timeout: Opt
         raise TypeError(f"n must be an int, got {type(n).__name__}")
     devs = None if devices is None else [int(d) for d in devices]
     if devs is not None and not _sparcoll.features["cuda"]:
-        raise InvalidUsageError("local_group(devices=...) needs a CUDA build of sparcoll "
-                                f"(built with: {feature_summary()})")
-    hs = _sparcoll.init_local(n, devs, _timeout(timeout), lookup(ALGOS, algo, "algorithm"), int(pipeline_bytes),
+        raise _InvalidUsageError("local_group(devices=...) needs a CUDA build of sparcoll "
+                                 f"(built with: {_feature_summary()})")
+    hs = _sparcoll.init_local(n, devs, _timeout(timeout), _lookup(_ALGOS, algo, "algorithm"), int(pipeline_bytes),
                               _tuning(tuning_file))
     return [Communicator(h, "local") for h in hs]
 
 
-def _timeout(t: Optional[float]) -> float:
+def _timeout(t: float | None) -> float:
     if t is None:
         return 0.0
     t = float(t)
     if not t > 0:
-        raise InvalidArgumentError(f"timeout must be > 0 seconds, got {t}")
+        raise _InvalidArgumentError(f"timeout must be > 0 seconds, got {t}")
     return t
 
 
-def _tuning(path) -> Optional[str]:
-    return None if path is None else os.fspath(path)
+def _tuning(path) -> str | None:
+    return None if path is None else _os.fspath(path)
 
 
 def _prod(shape) -> int:

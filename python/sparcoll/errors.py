@@ -12,7 +12,7 @@ TimeoutError`` an expired deadline.
 
 from __future__ import annotations
 
-import builtins
+import builtins as _builtins
 
 from . import _sparcoll
 
@@ -27,6 +27,7 @@ __all__ = [
     "CollectiveTimeoutError",
     "RemoteError",
     "InternalError",
+    "error_class",
 ]
 
 # scResult_t as the extension exports it (python/src/enums.cpp): C name -> value.
@@ -104,13 +105,13 @@ class MpiError(SparcollError):
     default_code = int(_RESULT.scMpiError)
 
 
-class CollectiveTimeoutError(SparcollError, builtins.TimeoutError):
+class CollectiveTimeoutError(SparcollError, _builtins.TimeoutError):
     """scTimeout: a deadline expired; the communicator is now aborted."""
 
     default_code = int(_RESULT.scTimeout)
 
     def __init__(self, message: str, code: int | None = None):
-        builtins.TimeoutError.__init__(self, message)
+        _builtins.TimeoutError.__init__(self, message)
         _init(self, message, code)
 
 

@@ -20,47 +20,49 @@ Neighbourhood collectives need a graph: use :meth:`sparcoll.Topology.estimate`.
 
 from __future__ import annotations
 
-import json
-import os
-from typing import Optional, Tuple, Union
+import json as _json
+import os as _os
 
 from . import _sparcoll
-from ._capi import (ALGOS, COLLECTIVES, DSOP_ALGOS, DTYPES, SPARSE_ALGOS, TRANSPORTS, lookup, name_of,
-                    nonneg_int)
-from .errors import InvalidArgumentError
+from ._capi import ALGOS as _ALGOS
+from ._capi import COLLECTIVES
+from ._capi import DSOP_ALGOS as _DSOP_ALGOS
+from ._capi import SPARSE_ALGOS as _SPARSE_ALGOS
+from ._capi import TRANSPORTS as _TRANSPORTS
+from ._capi import dtype_code as _dtype_code
+from ._capi import lookup as _lookup
+from ._capi import name_of as _name_of
+from ._capi import nonneg_int as _nonneg_int
+from .errors import InvalidArgumentError as _InvalidArgumentError
 
 __all__ = ["CostModel", "estimate", "load", "COLLECTIVES"]
 
-PathLike = Union[str, "os.PathLike[str]"]
-
-# The algorithm enum of each collective, and the sparse allreduce's C spelling
-# of ssar_rec_dbl (the tuning file accepts both).
-_ALGO_TABLES = {"allreduce": ALGOS, "reduce_scatter": ALGOS, "allgather": ALGOS, "sparse_allreduce": SPARSE_ALGOS,
-                "dsop": DSOP_ALGOS}
-_ALIASES = {"ssar_recdbl": "ssar_rec_dbl"}
+# The algorithm enum of each collective.
+_ALGO_TABLES = {"allreduce": _ALGOS, "reduce_scatter": _ALGOS, "allgather": _ALGOS,
+                "sparse_allreduce": _SPARSE_ALGOS, "dsop": _DSOP_ALGOS}
 
 
-def _codes(collective: str, algo: str, dtype: str, density: Optional[float]) -> Tuple[int, int, int, float]:
+def _codes(collective: str, algo: str, dtype, density: float | None) -> tuple[int, int, int, float]:
     """(collective, algorithm, dtype, density) as the C call takes them."""
-    coll = lookup(COLLECTIVES, collective, "collective")
+    coll = _lookup(COLLECTIVES, collective, "collective")
     table = _ALGO_TABLES[collective]
-    code = lookup(table, _ALIASES.get(algo, algo) if table is SPARSE_ALGOS else algo, f"{collective} algorithm")
-    dt = lookup(DTYPES, dtype, "dtype")
+    code = _lookup(table, algo, f"{collective} algorithm")
+    dt = _dtype_code(dtype, "dtype")
     if collective == "sparse_allreduce":
         if density is None:
-            raise InvalidArgumentError("sparse_allreduce needs density (each rank's non-zeros / count, in (0, 1])")
+            raise _InvalidArgumentError("sparse_allreduce needs density (each rank's non-zeros / count, in (0, 1])")
         density = float(density)
     else:
         density = 0.0
     return coll, code, dt, density
 
 
-def _result(collective: str, seconds: float, pick: int) -> Tuple[float, str]:
-    return seconds, name_of(_ALGO_TABLES[collective], pick)
+def _result(collective: str, seconds: float, pick: int) -> tuple[float, str]:
+    return seconds, _name_of(_ALGO_TABLES[collective], pick)
 
 
-def _path(p: Optional[PathLike]) -> Optional[str]:
-    return None if p is None else os.fspath(p)
+def _path(p: str | _os.PathLike | None) -> str | None:
+    return None if p is None else _os.fspath(p)
 
 
 class CostModel:
@@ -75,23 +77,23 @@ class CostModel:
     resolve to first ("auto": rules, then the model). The file is read once, here.
     """
 
-    def __init__(self, tuning: Optional[PathLike] = None, *, transport: str = "mpi", memory: Optional[str] = None,
-                 nranks: int, machines: int = 1, algo: str = "auto"):
-        code = lookup(TRANSPORTS, transport, "transport")
+    def __init__(self, tuning: str | _os.PathLike | None = None, *, transport: str = "mpi",
+                 memory: str | None = None, nranks: int, machines: int = 1, algo: str = "auto"):
+        code = _lookup(_TRANSPORTS, transport, "transport")
         memory = memory or ("device" if transport == "nccl" else "host")
         if memory not in ("host", "device"):
-            raise InvalidArgumentError(f"memory must be 'host' or 'device', got {memory!r}")
+            raise _InvalidArgumentError(f"memory must be 'host' or 'device', got {memory!r}")
         self.transport, self.memory = transport, memory
         self.nranks, self.machines = int(nranks), int(machines)
         self._h = _sparcoll.CostModel(_path(tuning), code, memory == "device", self.nranks, self.machines,
-                                      lookup(ALGOS, algo, "algorithm"))
+                                      _lookup(_ALGOS, algo, "algorithm"))
 
-    def estimate(self, collective: str, count: int, dtype: str = "float32", algo: str = "auto",
-                 density: Optional[float] = None) -> Tuple[float, str]:
+    def estimate(self, collective: str, count: int, dtype="float32", algo: str = "auto",
+                 density: float | None = None) -> tuple[float, str]:
         """(predicted seconds of ``algo`` — of auto's pick for "auto" —, the algorithm
         auto would run) for one call; see :func:`estimate` for the arguments."""
         coll, code, dt, d = _codes(collective, algo, dtype, density)
-        return _result(collective, *self._h.estimate(coll, code, nonneg_int(count, "count"), dt, d))
+        return _result(collective, *self._h.estimate(coll, code, _nonneg_int(count, "count"), dt, d))
 
     def close(self) -> None:
         self._h.close()
@@ -101,9 +103,9 @@ class CostModel:
                 f"{self.machines} machine{'s' if self.machines != 1 else ''}>")
 
 
-def estimate(tuning: Optional[PathLike] = None, *, transport: str = "mpi", memory: Optional[str] = None,
-             nranks: int, machines: int = 1, collective: str, count: int, dtype: str = "float32",
-             algo: str = "auto", density: Optional[float] = None) -> Tuple[float, str]:
+def estimate(tuning: str | _os.PathLike | None = None, *, transport: str = "mpi", memory: str | None = None,
+             nranks: int, machines: int = 1, collective: str, count: int, dtype="float32",
+             algo: str = "auto", density: float | None = None) -> tuple[float, str]:
     """The cost model's prediction for one call on ``nranks`` ranks spanning
     ``machines`` machines: (seconds of ``algo`` — of auto's pick for "auto" —,
     the algorithm "auto" would run: a tuning-file rule when one matches, else the
@@ -113,8 +115,9 @@ def estimate(tuning: Optional[PathLike] = None, *, transport: str = "mpi", memor
     (recvcount), "allgather" (sendcount), "sparse_allreduce" (count = the
     dimension N, dtype = the value type, density = each rank's non-zeros / N in
     (0, 1]; every rank alike, uniform indices, dense output), "dsop" (n = m =
-    count, dtype = the input type). algo: the collective's algorithm names as its
-    call takes them; native is priced as ring. Other arguments as for
+    count, dtype = the input type). dtype: a name ("float32"), a numpy dtype or
+    scalar type (np.float32), or a torch dtype. algo: the collective's algorithm
+    names as its call takes them; native is priced as ring. Other arguments as for
     :class:`CostModel`. Raises InvalidArgumentError for a bad tuning file (the
     library's message: file, JSON path, problem) or bad arguments.
     """
@@ -125,16 +128,16 @@ def estimate(tuning: Optional[PathLike] = None, *, transport: str = "mpi", memor
         m.close()
 
 
-def load(path: PathLike) -> dict:
+def load(path: str | _os.PathLike) -> dict:
     """Checks a tuning file with the library's own parser (what a communicator's
     creation does: a bad file raises InvalidArgumentError with the same message)
     and returns its contents as a dict ("format", "version", "models", "rules",
     and "created" / "source" when present)."""
-    path = os.fspath(path)
+    path = _os.fspath(path)
     # The parse at model creation is the check; any transport serves for it.
-    _sparcoll.CostModel(path, TRANSPORTS["local"], False, 1, 1, ALGOS["auto"]).close()
+    _sparcoll.CostModel(path, _TRANSPORTS["local"], False, 1, 1, _ALGOS["auto"]).close()
     with open(path, "rb") as f:
-        doc = json.load(f)
+        doc = _json.load(f)
     doc.setdefault("models", [])
     doc.setdefault("rules", [])
     return doc

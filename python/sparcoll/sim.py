@@ -24,14 +24,19 @@ result).
 
 from __future__ import annotations
 
-import argparse
-import json
-import math
-import os
-import sys
-from typing import Dict, List, Optional, Sequence, Tuple
+import argparse as _argparse
+import json as _json
+import math as _math
+import os as _os
+import sys as _sys
+from typing import Sequence as _Sequence
 
-from . import _capi, model
+from . import _capi
+from . import model as _model
+
+__all__ = ["main", "algorithms", "Model", "sweep", "table", "disagreements", "plot_collective", "plot_picks",
+           "load_measured", "seed_report", "parse_args", "parse_size", "human", "seconds", "DENSE", "COLLECTIVES",
+           "DEFAULT_P", "DEFAULT_SIZES", "TABLE_P", "SHORT", "KIB"]
 
 DENSE = ("allreduce", "reduce_scatter", "allgather")
 COLLECTIVES = DENSE + ("sparse_allreduce", "dsop")
@@ -41,14 +46,14 @@ KIB = 1024
 DEFAULT_P = sorted({p for k in range(1, 13) for p in (1 << k, 3 << (k - 1)) if 2 <= p <= 4096})
 DEFAULT_SIZES = [KIB << (2 * i) for i in range(11)]  # 1 KiB .. 1 GiB, x4
 TABLE_P = (2, 3, 8, 64, 512, 4096)
-SHORT = {"rabenseifner": "rab", "recdbl": "rdb", "ring": "ring", "ssar_rec_dbl": "ssar_rd",
+SHORT = {"rabenseifner": "rab", "recdbl": "rdb", "ring": "ring", "ssar_recdbl": "ssar_rd",
          "ssar_split_allgather": "ssar_ag", "dsar_split_allgather": "dsar_ag", "dsar_early_switch": "dsar_es",
          "dense": "dense", "allgather": "ag", "allreduce": "ar", "allreduce_ring": "ar_ring",
          "g_rabenseifner": "g_rab", "all_scatter": "scatter", "naive": "naive", "combining": "comb",
          "hierarchical": "hier"}
 
 
-def algorithms(collective: str) -> List[str]:
+def algorithms(collective: str) -> list[str]:
     """The algorithms the model prices for a collective (auto and native excluded:
     auto is the pick, native is priced as ring)."""
     table = {"allreduce": _capi.ALGOS, "reduce_scatter": _capi.ALGOS, "allgather": _capi.ALGOS,
@@ -64,12 +69,12 @@ def algorithms(collective: str) -> List[str]:
 class Model:
     """One tuning file (or the built-in parameters) on one transport and memory."""
 
-    def __init__(self, tuning: Optional[str], transport: str, memory: str, ranks_per_node: int):
+    def __init__(self, tuning: str | None, transport: str, memory: str, ranks_per_node: int):
         self.tuning = tuning
         self.transport = transport
         self.memory = memory
         self.ranks_per_node = ranks_per_node  # 0: every rank on one machine
-        self._models: Dict[int, object] = {}
+        self._models: dict[int, object] = {}
 
     def machines(self, P: int) -> int:
         return 1 if self.ranks_per_node <= 0 else max(1, -(-P // self.ranks_per_node))
@@ -80,20 +85,20 @@ class Model:
         if collective in ("reduce_scatter", "allgather"):
             return max(1, elems // P)
         if collective == "dsop":
-            return max(1, int(math.isqrt(elems)))
+            return max(1, int(_math.isqrt(elems)))
         return elems
 
-    def estimate(self, collective: str, algo: str, P: int, nbytes: int, density: float) -> Tuple[float, str]:
+    def estimate(self, collective: str, algo: str, P: int, nbytes: int, density: float) -> tuple[float, str]:
         cm = self._models.get(P)
         if cm is None:  # one parsed model per P (the file is read once each)
-            cm = self._models[P] = model.CostModel(self.tuning, transport=self.transport, memory=self.memory,
-                                                   nranks=P, machines=self.machines(P))
+            cm = self._models[P] = _model.CostModel(self.tuning, transport=self.transport, memory=self.memory,
+                                                    nranks=P, machines=self.machines(P))
         count = self.count(collective, P, nbytes)
         return cm.estimate(collective, count, "float32", algo,
                            density if collective == "sparse_allreduce" else None)
 
 
-def sweep(m: Model, collective: str, ps: Sequence[int], sizes: Sequence[int], density: float) -> List[dict]:
+def sweep(m: Model, collective: str, ps: _Sequence[int], sizes: _Sequence[int], density: float) -> list[dict]:
     """Every algorithm's prediction and auto's pick at every (P, size)."""
     rows = []
     algos = algorithms(collective)
@@ -116,7 +121,7 @@ def human(n: float) -> str:
 
 
 def seconds(t: float) -> str:
-    if not math.isfinite(t):
+    if not _math.isfinite(t):
         return "-"
     for unit, f in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if t >= f or unit == "us":
@@ -124,7 +129,7 @@ def seconds(t: float) -> str:
     return f"{t:g}"
 
 
-def table(rows: List[dict], ps: Sequence[int], sizes: Sequence[int]) -> str:
+def table(rows: list[dict], ps: _Sequence[int], sizes: _Sequence[int]) -> str:
     """auto's pick and predicted time: one line per P, one column per size."""
     at = {(r["P"], r["bytes"]): r for r in rows}
     head = ["P"] + [human(n) for n in sizes]
@@ -139,13 +144,13 @@ def table(rows: List[dict], ps: Sequence[int], sizes: Sequence[int]) -> str:
     return "\n".join("  ".join(c.rjust(w) for c, w in zip(l, widths)) for l in lines)
 
 
-def disagreements(rows: List[dict]) -> List[dict]:
+def disagreements(rows: list[dict]) -> list[dict]:
     """Points where auto's pick is not the model's fastest: a tuning-file rule overrides the model
     there, or (sparse allreduce) no sparse algorithm beats dense by the required margin."""
     return [r for r in rows if r["auto"] != r["best"] and r["auto_s"] > r["best_s"] * (1 + 1e-9)]
 
 
-def plot_collective(rows: List[dict], collective: str, plot_ps: Sequence[int], path: str, title: str) -> None:
+def plot_collective(rows: list[dict], collective: str, plot_ps: _Sequence[int], path: str, title: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -173,7 +178,7 @@ def plot_collective(rows: List[dict], collective: str, plot_ps: Sequence[int], p
     plt.close(fig)
 
 
-def plot_picks(rows: List[dict], collective: str, path: str, title: str) -> None:
+def plot_picks(rows: list[dict], collective: str, path: str, title: str) -> None:
     """auto's pick over P x size, one colour per algorithm."""
     import matplotlib
     matplotlib.use("Agg")
@@ -202,20 +207,20 @@ def plot_picks(rows: List[dict], collective: str, path: str, title: str) -> None
     plt.close(fig)
 
 
-def load_measured(path: str) -> List[dict]:
+def load_measured(path: str) -> list[dict]:
     """all_reduce_perf -J lines (out-of-place rows), for --seed-report overlays."""
     out = []
     with open(path) as f:
         for line in f:
             line = line.strip()
             if line:
-                r = json.loads(line)
+                r = _json.loads(line)
                 if r.get("collective") == "AllReduce" and not r.get("in_place", False):
                     out.append(r)
     return out
 
 
-def seed_report(m: Model, out: Optional[str], measured: List[dict], plots: bool) -> str:
+def seed_report(m: Model, out: str | None, measured: list[dict], plots: bool) -> str:
     """The seed report's two experiments (ring vs recursive halving-doubling,
     i.e. Rabenseifner): allreduce of 1 KB .. 100 MB at P = 16, and P = 2..16 at
     10 MB; measured points (all_reduce_perf -J) are drawn beside the curves."""
@@ -259,14 +264,14 @@ def seed_report(m: Model, out: Optional[str], measured: List[dict], plots: bool)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(os.path.join(out, "seed-report.png"), dpi=110)
+        fig.savefig(_os.path.join(out, "seed-report.png"), dpi=110)
         plt.close(fig)
     return "\n".join(text)
 
 
-def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="sparcoll-sim", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(argv: _Sequence[str] | None) -> _argparse.Namespace:
+    ap = _argparse.ArgumentParser(prog="sparcoll-sim", description=__doc__.split("\n\n")[0],
+                                  formatter_class=_argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tuning", nargs="?", help="tuning file (JSON, schema 1)")
     ap.add_argument("--defaults", action="store_true", help="use the built-in parameters (no tuning file)")
     ap.add_argument("--transport", default=None, choices=("mpi", "nccl", "local"),
@@ -316,20 +321,20 @@ def parse_size(s: str) -> int:
     return n
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: _Sequence[str] | None = None) -> int:
     a = parse_args(argv)
     tuning = None
     transport, memory = a.transport, a.memory
     try:
         if a.tuning:
-            summary = model.load(a.tuning)  # the library's parser: a bad file fails here, with its message
+            summary = _model.load(a.tuning)  # the library's parser: a bad file fails here, with its message
             tuning = a.tuning
             models = summary.get("models", [])
             if transport is None and models:
                 transport = models[0]["transport"]
                 memory = memory or models[0].get("memory")
     except (OSError, ValueError, RuntimeError) as e:
-        print(f"sparcoll-sim: {e}", file=sys.stderr)
+        print(f"sparcoll-sim: {e}", file=_sys.stderr)
         return 2
     transport = transport or "mpi"
     memory = memory or ("device" if transport == "nccl" else "host")
@@ -339,10 +344,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            print("sparcoll-sim: PNGs need matplotlib (pip install matplotlib), or pass --no-plots", file=sys.stderr)
+            print("sparcoll-sim: PNGs need matplotlib (pip install matplotlib), or pass --no-plots", file=_sys.stderr)
             return 2
     if a.out:
-        os.makedirs(a.out, exist_ok=True)
+        _os.makedirs(a.out, exist_ok=True)
     src = a.tuning or "built-in parameters"
     print(f"# sparcoll-sim: {src}, transport {transport}, memory {memory}, "
           f"{'one machine' if a.ranks_per_node <= 0 else f'{a.ranks_per_node} ranks per machine'}")
@@ -363,14 +368,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                   "or the sparse algorithms' margin over dense)")
         if plots:
             plot_ps = [p for p in (8, 64, 4096) if p in a.ranks] or a.ranks[-1:]
-            plot_collective(rows, c, plot_ps, os.path.join(a.out, f"{c}.png"), f"{c}{what}: {src}")
-            plot_picks(rows, c, os.path.join(a.out, f"{c}-picks.png"), f"{c}{what}: auto's pick")
+            plot_collective(rows, c, plot_ps, _os.path.join(a.out, f"{c}.png"), f"{c}{what}: {src}")
+            plot_picks(rows, c, _os.path.join(a.out, f"{c}-picks.png"), f"{c}{what}: auto's pick")
     if a.out:
-        with open(os.path.join(a.out, "sim.jsonl"), "w") as f:
+        with open(_os.path.join(a.out, "sim.jsonl"), "w") as f:
             for r in all_rows:
-                f.write(json.dumps(r) + "\n")
+                f.write(_json.dumps(r) + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _sys.exit(main())

@@ -20,21 +20,21 @@ selection, result written into the bucket and returned through a
 
 # No `from __future__ import annotations`: DDP checks the hook annotations at
 # registration (dist.GradBucket, torch.futures.Future[torch.Tensor]) as objects.
-import math
-from typing import Dict, Optional
+import math as _math
 
-import torch
-import torch.distributed as dist
+import torch as _torch
+import torch.distributed as _dist
 
 # Communicator.from_torch's torch.distributed bootstrap lives in _bootstrap, so
 # that comm.py need not import this module (and torch); its helpers stay
 # reachable here too, with the rest of the torch integration.
 from ._bootstrap import mpi_comm_of_group as _mpi_comm_of_group  # noqa: F401
 from ._bootstrap import unique_id_of_group as _unique_id_of_group  # noqa: F401
-from ._capi import TOPK_METHODS
-from ._topk import TopkFeedback, topk
-from .comm import Communicator
-from .errors import InvalidArgumentError
+from ._capi import TOPK_METHODS as _TOPK_METHODS
+from ._topk import TopkFeedback as _TopkFeedback
+from ._topk import topk as _topk
+from .comm import Communicator as _Communicator
+from .errors import InvalidArgumentError as _InvalidArgumentError
 
 __all__ = ["TopkState", "topk_hook", "dense_hook"]
 
@@ -59,55 +59,56 @@ class TopkState:
         method: "approx" (default; k in expectation), "approx_at_most", "exact", "threshold".
     """
 
-    def __init__(self, comm: Communicator, density: float = 0.01, bucket: int = 512, start_iter: int = 10,
+    def __init__(self, comm: _Communicator, density: float = 0.01, bucket: int = 512, start_iter: int = 10,
                  error_feedback: bool = True, seed: int = 0, method: str = "approx"):
-        if not isinstance(comm, Communicator):
+        if not isinstance(comm, _Communicator):
             raise TypeError(f"comm must be a sparcoll.Communicator, got {type(comm).__name__}")
         if not 0.0 < float(density) <= 1.0:
-            raise InvalidArgumentError(f"density must be in (0, 1], got {density}")
+            raise _InvalidArgumentError(f"density must be in (0, 1], got {density}")
         if int(bucket) < 1:
-            raise InvalidArgumentError(f"bucket must be >= 1, got {bucket}")
+            raise _InvalidArgumentError(f"bucket must be >= 1, got {bucket}")
         if int(start_iter) < 0:
-            raise InvalidArgumentError(f"start_iter must be >= 0, got {start_iter}")
-        if method not in TOPK_METHODS:
-            raise InvalidArgumentError(f"unknown top-k method {method!r}; expected one of: {', '.join(TOPK_METHODS)}")
+            raise _InvalidArgumentError(f"start_iter must be >= 0, got {start_iter}")
+        if method not in _TOPK_METHODS:
+            raise _InvalidArgumentError(
+                f"unknown top-k method {method!r}; expected one of: {', '.join(_TOPK_METHODS)}")
         self.comm, self.density, self.bucket = comm, float(density), int(bucket)
         self.start_iter, self.error_feedback, self.seed, self.method = int(start_iter), bool(error_feedback), \
             int(seed), method
         self.iter = 0
-        self._feedback: Dict[int, TopkFeedback] = {}  # DDP bucket index
+        self._feedback: dict[int, _TopkFeedback] = {}  # DDP bucket index
         self.sent_elements = 0  # entries this rank sent through top-k (statistics)
         self.total_elements = 0
 
-    def maybe_increase_iter(self, bucket: dist.GradBucket) -> None:
+    def maybe_increase_iter(self, bucket: _dist.GradBucket) -> None:
         """Counts an iteration when DDP hands over its last bucket (as PowerSGD does)."""
         if bucket.is_last():
             self.iter += 1
 
     def k_for(self, n: int) -> int:
-        return max(1, min(n, math.ceil(self.density * n)))
+        return max(1, min(n, _math.ceil(self.density * n)))
 
     def seed_for(self, index: int) -> int:
         """Philox key of a bucket: seed mixed with the rank and the bucket index."""
         return (self.seed + _GOLDEN * (1 + index + (self.comm.rank << 20))) & _MASK64
 
-    def feedback(self, index: int, like: torch.Tensor):
+    def feedback(self, index: int, like: _torch.Tensor):
         """The error-feedback state of DDP bucket ``index`` (created on first use,
         re-created if the bucket's size or dtype changed, e.g. after DDP rebuilt buckets)."""
         dtype = str(like.dtype).replace("torch.", "")
         device = like.device.index if like.device.type == "cuda" else None
         fb = self._feedback.get(index)
         if fb is None or fb.n != like.numel() or fb.dtype != dtype or fb.device != device:
-            fb = TopkFeedback(like.numel(), dtype, device)
+            fb = _TopkFeedback(like.numel(), dtype, device)
             self._feedback[index] = fb
         return fb
 
-    def residual(self, index: int) -> Optional[torch.Tensor]:
+    def residual(self, index: int) -> "_torch.Tensor | None":
         """The residual of DDP bucket ``index`` (a zero-copy torch view), or None before its first top-k step."""
         fb = self._feedback.get(index)
         if fb is None:
             return None
-        return fb.residual(like=torch.empty(0))
+        return fb.residual(like=_torch.empty(0))
 
     def state_dict(self) -> dict:
         """Iteration, residuals (CPU copies) and random-stream steps, for checkpoints."""
@@ -120,17 +121,17 @@ class TopkState:
         for i, r in sd["residuals"].items():
             like = r if self.comm.is_device is False else r.cuda()
             fb = self.feedback(int(i), like)
-            fb.residual(like=torch.empty(0)).copy_(r.reshape(-1))
+            fb.residual(like=_torch.empty(0)).copy_(r.reshape(-1))
             fb.step = int(sd["steps"][i])
 
 
-def _future(value: torch.Tensor) -> torch.futures.Future[torch.Tensor]:
-    fut = torch.futures.Future(devices=[value.device]) if value.device.type == "cuda" else torch.futures.Future()
+def _future(value: _torch.Tensor) -> _torch.futures.Future[_torch.Tensor]:
+    fut = _torch.futures.Future(devices=[value.device]) if value.device.type == "cuda" else _torch.futures.Future()
     fut.set_result(value)
     return fut
 
 
-def dense_hook(comm: Communicator, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+def dense_hook(comm: _Communicator, bucket: _dist.GradBucket) -> _torch.futures.Future[_torch.Tensor]:
     """DDP hook: the bucket's average over ranks with sparcoll's dense allreduce
     (the baseline the top-k hook is compared against)."""
     buf = bucket.buffer()
@@ -138,7 +139,7 @@ def dense_hook(comm: Communicator, bucket: dist.GradBucket) -> torch.futures.Fut
     return _future(buf)
 
 
-def topk_hook(state: "TopkState", bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+def topk_hook(state: "TopkState", bucket: _dist.GradBucket) -> _torch.futures.Future[_torch.Tensor]:
     """DDP communication hook: dense average for the first ``state.start_iter``
     iterations, then top-k (+ error feedback) and the sparse allreduce average."""
     buf = bucket.buffer()
@@ -159,7 +160,7 @@ def topk_hook(state: "TopkState", bucket: dist.GradBucket) -> torch.futures.Futu
         idx, vals = fb.select(flat, k, state.method, bucket=state.bucket, seed=state.seed_for(index),
                               index_dtype=itype)
     else:
-        idx, vals = topk(flat, k, state.method, bucket=state.bucket, seed=state.seed_for(index), step=state.iter,
+        idx, vals = _topk(flat, k, state.method, bucket=state.bucket, seed=state.seed_for(index), step=state.iter,
                          index_dtype=itype)
     state.sent_elements += int(idx.numel())
     state.total_elements += n

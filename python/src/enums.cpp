@@ -110,12 +110,13 @@ const char* pyName(scTransport_t v) {
   return nullptr;
 }
 
-// scSparseAlgoName spells scSsarRecDbl "ssar_recdbl"; the package's name is
-// "ssar_rec_dbl" and it accepts the C spelling as an alias (sparcoll/_sparse.py).
+// As scSparseAlgoName, the benchmarks and tuning files spell it ("recdbl", as the
+// dense scAlgoRecDbl); the package still accepts its old spelling "ssar_rec_dbl"
+// with a DeprecationWarning (sparcoll/_capi.py, DEPRECATED_NAMES).
 const char* pyName(scSparseAlgo_t v) {
   switch (v) {
     case scSparseAuto: return "auto";
-    case scSsarRecDbl: return "ssar_rec_dbl";
+    case scSsarRecDbl: return "ssar_recdbl";
     case scSsarSplitAllGather: return "ssar_split_allgather";
     case scDsarSplitAllGather: return "dsar_split_allgather";
     case scDsarEarlySwitch: return "dsar_early_switch";

@@ -17,7 +17,7 @@ PUBLIC_NAMES = {
     "OPS": ["sum", "prod", "max", "min", "avg"],
     "ALGOS": ["auto", "ring", "rabenseifner", "recdbl", "native"],
     "TRANSPORTS": ["mpi", "nccl", "local"],
-    "SPARSE_ALGOS": ["auto", "ssar_rec_dbl", "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch",
+    "SPARSE_ALGOS": ["auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch",
                      "dense"],
     "DSOP_ALGOS": ["auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner", "all_scatter"],
     "NBR_ALGOS": ["auto", "naive", "combining", "hierarchical", "native"],

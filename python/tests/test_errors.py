@@ -72,12 +72,14 @@ def test_bad_out(comm):
         comm.allreduce(buf[:4], out=buf[2:6])
 
 
-def test_reduce_scatter_indivisible():
+def test_reduce_scatter_0d():
+    """A first dimension of any length splits (tests/test_conventions.py); a 0-d x has none."""
     def body(c):
-        with pytest.raises(sc.InvalidArgumentError, match="divisible by size 2"):
-            c.reduce_scatter(np.zeros(5, np.float32))
-        with pytest.raises(sc.InvalidArgumentError, match="divisible"):
+        with pytest.raises(sc.InvalidArgumentError, match=r"x is 0-d \(shape \(\)\); it needs a first dimension"):
             c.reduce_scatter(np.zeros((), np.float32))
+        # Uneven blocks: rank 0 gets 3 of the 5 rows, rank 1 gets 2 (every rank raises: no one waits).
+        with pytest.raises(sc.InvalidArgumentError, match=f"has 4 elements, expected {3 - c.rank}"):
+            c.reduce_scatter(np.zeros(5, np.float32), out=np.zeros(4, np.float32))
         return True
 
     assert all(run_ranks(2, body))

@@ -80,7 +80,7 @@ def _dense_of(idx, val, dim):
     return d
 
 
-SPARSE_ALGOS = ["auto", "ssar_rec_dbl", "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch", "dense"]
+SPARSE_ALGOS = ["auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch", "dense"]
 
 
 @pytest.mark.parametrize("algo", SPARSE_ALGOS)

@@ -1,0 +1,178 @@
+"""Non-blocking collectives: :class:`Request` and the per-communicator worker
+thread behind ``async_op=True`` (the mixin AsyncMixin, a base class of
+Communicator in sparcoll/comm.py).
+
+A call with ``async_op=True`` checks its arguments, allocates its output and
+resolves its stream in the caller's thread (torch's current stream is per
+thread), then hands only the C call to the communicator's worker thread, which
+runs the calls in the order they were issued, one at a time. A blocking call
+issued while requests are pending goes through the worker too (and waits), so
+every rank sees the calls in the order its caller made them.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import weakref
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as _WaitTimeout  # builtins.TimeoutError from Python 3.11
+
+from .errors import InvalidUsageError
+
+__all__ = ["Request"]
+
+
+class Request:
+    """The handle of a collective started with ``async_op=True`` (like mpi4py's
+    Request and torch.distributed's Work).
+
+    :meth:`wait` returns what the blocking call would have returned (the output
+    array; None for barrier) or raises its exception. The call's arrays are kept
+    alive until it finishes; do not read the output (or modify the inputs)
+    before :meth:`wait`. On a device communicator, "completed" means what it
+    means for the blocking call: the work is enqueued on the call's stream.
+    """
+
+    __slots__ = ("_future", "_what", "__weakref__")
+
+    def __init__(self, what: str):
+        self._future: Future = Future()
+        self._what = what
+
+    def wait(self, timeout: float | None = None):
+        """Blocks until the call has finished; returns its result or raises its
+        exception. ``timeout`` (seconds, None: no limit): raises TimeoutError if
+        the call is still running then (the call goes on; wait again)."""
+        try:
+            return self._future.result(timeout)
+        except _WaitTimeout as e:
+            if self._future.done():  # the call's own error (e.g. CollectiveTimeoutError)
+                raise
+            raise TimeoutError(f"{self._what} is still running after wait(timeout={timeout}); "
+                               "the request stays pending: wait again") from e
+
+    def result(self, timeout: float | None = None):
+        """Same as :meth:`wait`."""
+        return self.wait(timeout)
+
+    def is_completed(self) -> bool:
+        """True once the call has finished (successfully or not): wait() will not block."""
+        return self._future.done()
+
+    def get_future(self) -> Future:
+        """A concurrent.futures.Future of the call's result (the same object each time)."""
+        return self._future
+
+    def __repr__(self) -> str:
+        if not self._future.done():
+            state = "pending"
+        else:
+            state = "failed" if self._future.exception() is not None else "completed"
+        return f"<sparcoll.Request {self._what} {state}>"
+
+
+class _Worker:
+    """One thread that runs a communicator's calls in submission order.
+
+    A daemon thread: it never keeps the interpreter alive; the exit hook of
+    sparcoll/comm.py closes every communicator (which waits for its requests)
+    before the interpreter tears down."""
+
+    def __init__(self, name: str):
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._pending = 0
+        self._stopped = False
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    def idle(self) -> bool:
+        with self._lock:
+            return self._pending == 0
+
+    def submit(self, what: str, task) -> Request:
+        req = Request(what)
+        with self._lock:
+            if self._stopped:
+                raise InvalidUsageError(f"{what}: the communicator was closed")
+            self._pending += 1
+        self._queue.put((req, task))
+        return req
+
+    def stop(self, wait: bool = True) -> None:
+        """Runs what was submitted, then ends the thread (waits for it unless called on it)."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        self._queue.put(None)
+        if wait and threading.current_thread() is not self._thread:
+            self._thread.join()
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            req, task = item
+            try:
+                value = task()
+            except BaseException as e:  # noqa: BLE001 - handed to the caller through the request
+                self._done()
+                req._future.set_exception(e)
+            else:
+                self._done()
+                req._future.set_result(value)
+            del item, req, task  # the call's arrays are released here, not at the next call
+
+    def _done(self) -> None:
+        # Before the request completes: once wait() returns, a blocking call may run directly.
+        with self._lock:
+            self._pending -= 1
+
+
+_CALLS_VALUE = object()
+
+
+class AsyncMixin:
+    """``async_op`` for the collectives of Communicator: ``self._run(...)`` runs a
+    prepared C call now, or on the worker thread."""
+
+    _worker: _Worker | None = None
+
+    def _run(self, what: str, call, result=_CALLS_VALUE, async_op: bool = False):
+        """Runs call() (the C call, and copies that must stay in order with it; its
+        closure holds the arrays) and returns ``result`` (default: call()'s value).
+        With async_op: returns a Request of that instead, at once. A blocking call
+        waits for the pending requests by running behind them on the worker."""
+        def task():
+            value = call()
+            return value if result is _CALLS_VALUE else result
+
+        worker = self._worker
+        if not async_op and (worker is None or worker.idle()):
+            return task()
+        if worker is None:
+            worker = self._start_worker()
+        req = worker.submit(what, task)
+        return req if async_op else req.wait()
+
+    def _start_worker(self) -> _Worker:
+        worker = self._worker = _Worker(f"sparcoll-comm-{id(self):x}")
+        # A communicator dropped with its worker running: the thread ends after the pending calls.
+        weakref.finalize(self, worker.stop, False).atexit = False
+        return worker
+
+    def _sync_pending(self) -> None:
+        """Waits until every pending request has finished (their errors stay with their requests)."""
+        worker = self._worker
+        if worker is not None and not worker.idle():
+            req = worker.submit("synchronization", lambda: None)
+            req._future.exception()  # blocks until done; the no-op cannot fail
+
+    def _stop_worker(self) -> None:
+        """Runs the pending requests to completion, then ends the worker thread."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.stop()
