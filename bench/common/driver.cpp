@@ -368,7 +368,8 @@ int run(int argc, char** argv, Tool& tool) {
     finishOptions(o, spec, flags);
     tool.validate(o);
     setlinebuf(stdout);
-    RunInfo info{spec.name, spec.collective, o.transport, 1, 1, false, spec.hasOp, spec.baseline};
+    RunInfo info{spec.name, spec.collective, o.transport, 1, 1, false, spec.hasOp, spec.baseline,
+                 spec.hasRoot ? o.root : -1};
 #ifdef SPARCOLL_HAVE_MPI
     const bool underMpirun = launchedByMpi();
 #else

@@ -129,7 +129,7 @@ FlagSet commonFlags(Options& o, const ToolSpec& spec) {
          [&o, &spec](const std::string& v) { setTypes(o, spec, v); }});
   f.add({'o', "op", "<op|all>", std::string("sum prod max min avg (default ") + opName(o.ops.front()) + ")",
          [&o](const std::string& v) { setOps(o, v); }});
-  f.add({'r', "root", "<n>", "accepted for compatibility (no root in these collectives)",
+  f.add({'r', "root", "<n>", "root of broadcast_perf (default 0); accepted and ignored by the other tools",
          [&o](const std::string& v) { o.root = int(parseInt(v, "-r (root)", -1, 1 << 30)); }});
   f.add({'a', "average", "<0|1|2|3>",
          "combine per-rank times: rank0, mean, min, max (default " + num(int(o.combine)) + " = " +

@@ -37,6 +37,7 @@ struct ToolSpec {
   std::vector<scDataType_t> types;  // accepted by -d; empty: every type
   bool oneType = false;             // -d takes one type (no lists, no "all")
   std::string about = "(nccl-tests compatible; sizes accept K/M/G)";  // the usage line's note
+  bool hasRoot = false;  // true: -r is the root, printed in the root column (else -1); last, for positional inits
 };
 
 struct Options {
@@ -50,7 +51,7 @@ struct Options {
   int check = 1;                 // -c: checked iterations per size (0: no check)
   std::vector<scDataType_t> dtypes{scFloat32};
   std::vector<scRedOp_t> ops{scSum};
-  int root = 0;                  // -r: accepted for compatibility, unused by these collectives
+  int root = 0;                  // -r: the root of rooted collectives (broadcast_perf); others accept and ignore it
   int blocking = 0;              // -z: accepted; host calls are blocking anyway
   int ngpus = 1;                 // -g: must be 1 (one rank per GPU)
   int cudaGraph = 0;             // -G: must be 0

@@ -26,6 +26,7 @@ struct RunInfo {
   bool device = false;
   bool hasOp = true;
   std::string baseline = "native";  // algorithm the ratios are relative to
+  int root = -1;                     // the root column: -r for rooted tools, else -1 (nccl-tests)
 };
 
 struct RankState {

@@ -88,7 +88,7 @@ void Report::beginBlock(const std::string& algorithm) {
 
 void Report::row(const Result& oop, const Result& ip) {
   std::vector<std::string> cells{fmt("%zu", oop.bytes), fmt("%zu", oop.count), typeName(oop.dtype),
-                                 info_.hasOp ? opName(oop.op) : "none", "-1"};
+                                 info_.hasOp ? opName(oop.op) : "none", std::to_string(info_.root)};
   for (const Result* r : {&oop, &ip}) {
     cells.push_back(formatTime(o_.reportCpuTime ? r->cpuTimeUs : r->timeUs));
     cells.push_back(fmt("%.2f", r->algbw));
@@ -166,7 +166,7 @@ bool Report::writeJson(const std::vector<Result>& all, const std::string& path, 
     JsonObject j;
     j.add("tool", info_.tool).add("collective", info_.collective).add("algorithm", r.algorithm);
     j.add("transport", transportName(info_.transport)).add("nranks", info_.nranks).add("device_buffers", info_.device);
-    j.add("type", typeName(r.dtype)).add("redop", info_.hasOp ? opName(r.op) : "none").add("root", -1);
+    j.add("type", typeName(r.dtype)).add("redop", info_.hasOp ? opName(r.op) : "none").add("root", info_.root);
     j.add("size_bytes", r.bytes).add("count", r.count).add("in_place", r.inPlace);
     j.add("time_us", r.timeUs).add("cputime_us", r.cpuTimeUs).add("algbw_gbps", r.algbw).add("busbw_gbps", r.busbw);
     if (r.wrong >= 0) j.add("wrong", r.wrong);

@@ -24,7 +24,7 @@ void checkCall(scComm* comm, scDataType_t dt, void* stream) {
 }
 
 void checkBuffers(scComm* comm, const void* send, size_t sendElems, const void* recv, size_t recvElems,
-                  scDataType_t dt) {
+                  scDataType_t dt, const char* sendName = "sendbuf") {
   const size_t esz = dtypeSize(dt);
   // No object can span more than PTRDIFF_MAX bytes; a larger count is a bad
   // argument, not something to start copying from.
@@ -33,8 +33,8 @@ void checkBuffers(scComm* comm, const void* send, size_t sendElems, const void* 
   SC_ARG(n <= maxElems, "element count ", n, " of ", dtypeName(dt), " exceeds the largest possible buffer (",
          maxElems, " elements)");
   if (sendElems) {
-    SC_ARG(send != nullptr, "sendbuf is NULL with a non-zero count");
-    comm->backend->checkPointer(send, "sendbuf");
+    SC_ARG(send != nullptr, sendName, " is NULL with a non-zero count");
+    comm->backend->checkPointer(send, sendName);
   }
   if (recvElems) {
     SC_ARG(recv != nullptr, "recvbuf is NULL with a non-zero count");
@@ -159,6 +159,26 @@ extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount
         break;
       case scAlgoRecDbl: doublingAllGather(c, send, recv, sendcount); break;
       case scAlgoNative: comm->transport->nativeAllGather(send, recv, sendcount, dt, stream, c.dl); break;
+      default: SC_THROW(scInternalError, "unresolved algorithm");
+    }
+  });
+}
+
+extern "C" scResult_t scBroadcast(void* buf, size_t count, scDataType_t dt, int root, scAlgo_t algo,
+                                  scComm_t comm, void* stream) {
+  return scCall(comm, [&] {
+    checkCall(comm, dt, stream);
+    SC_ARG(root >= 0 && root < comm->size(), "root ", root, " is out of range on rank ", comm->rank(),
+           ": the communicator has ", comm->size(), " ranks, root must be in [0, ", comm->size(), ")");
+    checkBuffers(comm, buf, count, nullptr, 0, dt, "buf");
+    const scAlgo_t a = chooseAlgo(*comm, Coll::Broadcast, algo, count * dtypeSize(dt));
+    setCall(*comm, {"scBroadcast", count, dt, -1, algoName(a), uint64_t(root)});
+    if (count == 0 || comm->size() == 1) return;
+    Ctx c(*comm, dt, scSum, stream);
+    switch (a) {
+      case scAlgoBinomial: binomialBroadcast(c, buf, count, root); break;
+      case scAlgoScatterAllGather: scatterAllGatherBroadcast(c, buf, count, root); break;
+      case scAlgoNative: comm->transport->nativeBroadcast(buf, count, dt, root, stream, c.dl); break;
       default: SC_THROW(scInternalError, "unresolved algorithm");
     }
   });

@@ -42,7 +42,9 @@ std::string CallSig::text() const {
   if (dtype >= 0) add(dtypeName(scDataType_t(dtype)));
   if (op >= 0) add(opName(scRedOp_t(op)));
   if (algo) add(algo);
-  if (extra) add("#" + std::to_string(extra));
+  // scBroadcast's extra is its root, named even when 0.
+  if (std::strcmp(name, "scBroadcast") == 0) add("root=" + std::to_string(extra));
+  else if (extra) add("#" + std::to_string(extra));
   return t + ")";
 }
 

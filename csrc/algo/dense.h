@@ -24,6 +24,11 @@ void doublingAllGather(Ctx& c, const void* send, void* recv, size_t sendcount);
 // --- recursive doubling on the whole vector (small messages) ----------------
 void recdblAllReduce(Ctx& c, const void* send, void* recv, size_t count);
 
+// --- broadcast (broadcast.cpp): in place on buf, root's buf the source -------
+void binomialBroadcast(Ctx& c, void* buf, size_t count, int root);
+// Binomial scatter of Blocks{count, P} (rank r gets block r), ring allgather.
+void scatterAllGatherBroadcast(Ctx& c, void* buf, size_t count, int root);
+
 // --- the cost model behind scAlgoAuto (model/dense.h), on the communicator's model
 // Predicted seconds of `algo` for `bytes` (the full vector) on this communicator.
 inline double predictSeconds(const scComm& comm, Coll coll, scAlgo_t algo, size_t bytes) {

@@ -20,7 +20,7 @@ struct CallSig {
   int dtype = -1;              // scDataType_t, -1: none
   int op = -1;                 // scRedOp_t, -1: none
   const char* algo = nullptr;  // the algorithm as resolved (or as asked, where the call resolves it later)
-  uint64_t extra = 0;          // anything else all ranks pass alike (index type, shape...)
+  uint64_t extra = 0;          // anything else all ranks pass alike (index type, shape, broadcast's root...)
 
   static constexpr uint64_t kNoCount = ~uint64_t(0);
   // A hash of every field (FNV-1a); equal signatures hash alike on every rank.

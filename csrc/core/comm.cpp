@@ -68,7 +68,8 @@ bool parseAlgo(const char* s, scAlgo_t* out) {
 }
 
 const char* algoName(scAlgo_t a) {
-  static const char* names[] = {"auto", "ring", "rabenseifner", "recdbl", "native"};
+  static const char* names[] = {"auto", "ring", "rabenseifner", "recdbl", "native", "binomial", "scatter_allgather"};
+  static_assert(sizeof(names) / sizeof(names[0]) == scNumAlgos, "names follows scAlgo_t");
   return (a >= 0 && a < scNumAlgos) ? names[a] : "?";
 }
 
@@ -105,7 +106,7 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   SC_ARG(c.timeout > 0, "timeout must be positive, got ", c.timeout);
   if (const char* a = std::getenv("SPARCOLL_ALGO"); a && *a) {
     SC_ARG(parseAlgo(a, &c.algo), "SPARCOLL_ALGO='", a,
-           "' is not one of auto, ring, rabenseifner, recdbl, native");
+           "' is not one of auto, ring, rabenseifner, recdbl, native, binomial, scatter_allgather");
   }
   if (check == scCheckDefault) {
     check = scCheckNative;

@@ -4,10 +4,14 @@
 //   rabenseifner  2(log2 P'+f),  (2(P'-1)/P' + 2f) n,    ((P'-1)/P' + f) n
 //   recdbl        log2 P'+2f,    (log2 P'+2f) n,         (log2 P'+f) n
 // Reduce-scatter and allgather take the reduce-scatter / allgather halves
-// (their recursive variants: halving, doubling). README "Cost model".
+// (their recursive variants: halving, doubling). Broadcast:
+//   binomial           ceil(log2 P),          ceil(log2 P) n,   0
+//   scatter_allgather  ceil(log2 P) + P-1,    2(P-1)/P n,       0
+// README "Cost model".
 #include "model/dense.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "core/comm.h"
 
@@ -21,13 +25,44 @@ int pow2Below(int P) {
 }
 
 const char* collName(Coll c) {
-  return c == Coll::AllReduce ? "allreduce" : c == Coll::ReduceScatter ? "reduce-scatter" : "allgather";
+  switch (c) {
+    case Coll::AllReduce: return "allreduce";
+    case Coll::ReduceScatter: return "reduce-scatter";
+    case Coll::AllGather: return "allgather";
+    case Coll::Broadcast: return "broadcast";
+  }
+  return "?";
+}
+
+// What the collective offers, for the message of an algorithm it does not.
+const char* offerList(Coll c) {
+  switch (c) {
+    case Coll::AllReduce: return "ring, rabenseifner, recdbl, native, auto";
+    case Coll::ReduceScatter: return "ring, rabenseifner, native, auto";
+    case Coll::AllGather: return "ring, recdbl, native, auto";
+    case Coll::Broadcast: return "binomial, scatter_allgather, native, auto";
+  }
+  return "";
+}
+
+int ceilLog2(int P) {
+  int l = 0;
+  while ((int64_t(1) << l) < P) ++l;
+  return l;
 }
 
 }  // namespace
 
 Coef denseCoef(Coll coll, scAlgo_t algo, int P, double n) {
   if (P <= 1) return {};
+  if (coll == Coll::Broadcast) {
+    // binomial: ceil(log2 P) rounds of the whole buffer; scatter_allgather: a
+    // binomial scatter (ceil(log2 P) rounds, (P-1)/P n in all on the critical
+    // path) then a ring allgather ((P-1) steps of n/P). native as the latter.
+    const double L = ceilLog2(P), q = (P - 1.0) / P;
+    if (algo == scAlgoBinomial) return {L, L * n, 0};
+    return {L + (P - 1), 2 * q * n, 0};
+  }
   const int p2 = pow2Below(P);
   const double f = P != p2 ? 1.0 : 0.0, lg = std::log2(double(p2)), q = (P - 1.0) / P, q2 = (p2 - 1.0) / p2;
   const double rs = coll != Coll::AllGather ? 1.0 : 0.0, ag = coll != Coll::ReduceScatter ? 1.0 : 0.0;
@@ -47,9 +82,10 @@ double predictDense(const Model& m, Coll coll, scAlgo_t algo, size_t bytes) {
 
 bool denseOffers(Coll coll, scAlgo_t x) {
   switch (coll) {
-    case Coll::AllReduce: return x > scAlgoAuto && x < scNumAlgos;
+    case Coll::AllReduce: return x == scAlgoRing || x == scAlgoRabenseifner || x == scAlgoRecDbl || x == scAlgoNative;
     case Coll::ReduceScatter: return x == scAlgoRing || x == scAlgoRabenseifner || x == scAlgoNative;
     case Coll::AllGather: return x == scAlgoRing || x == scAlgoRecDbl || x == scAlgoNative;
+    case Coll::Broadcast: return x == scAlgoBinomial || x == scAlgoScatterAllGather || x == scAlgoNative;
   }
   return false;
 }
@@ -58,16 +94,19 @@ scAlgo_t chooseDense(const Model& m, Coll coll, scAlgo_t requested, size_t bytes
   SC_ARG(requested >= 0 && requested < scNumAlgos, "unknown algorithm ", int(requested));
   if (requested != scAlgoAuto) {
     SC_ARG(denseOffers(coll, requested), "algorithm '", algoName(requested), "' is not available for ",
-           collName(coll), " (reduce-scatter: ring, rabenseifner, native; allgather: ring, recdbl, native)");
+           collName(coll), " (", collName(coll), ": ", offerList(coll), ")");
     return requested;
   }
   // A configured default the collective does not offer (recdbl for a
   // reduce-scatter) falls through to the rules and the model.
   if (m.denseAlgo != scAlgoAuto && denseOffers(coll, m.denseAlgo)) return m.denseAlgo;
   if (const int r = ruleFor(m, int(coll), bytes); r > 0) return scAlgo_t(r);
-  const scAlgo_t candidates[] = {scAlgoRing, coll == Coll::AllGather ? scAlgoRecDbl : scAlgoRabenseifner,
-                                 coll == Coll::AllReduce ? scAlgoRecDbl : scAlgoRing};
-  scAlgo_t best = scAlgoRing;
+  const bool bc = coll == Coll::Broadcast;
+  const scAlgo_t candidates[] = {bc ? scAlgoBinomial : scAlgoRing,
+                                 bc ? scAlgoScatterAllGather
+                                    : coll == Coll::AllGather ? scAlgoRecDbl : scAlgoRabenseifner,
+                                 coll == Coll::AllReduce ? scAlgoRecDbl : bc ? scAlgoBinomial : scAlgoRing};
+  scAlgo_t best = candidates[0];
   double bestT = INFINITY;
   for (scAlgo_t x : candidates) {
     const double t = predictDense(m, coll, x, bytes);

@@ -11,12 +11,18 @@
 namespace sc {
 
 // Values are the scCollective_t ones, so a Coll is also a rule's collective.
-enum class Coll { AllReduce = scCollAllReduce, ReduceScatter = scCollReduceScatter, AllGather = scCollAllGather };
+enum class Coll {
+  AllReduce = scCollAllReduce,
+  ReduceScatter = scCollReduceScatter,
+  AllGather = scCollAllGather,
+  Broadcast = scCollBroadcast
+};
 
 namespace model {
 
 // The coefficients of `algo` for `bytes` (the full vector per rank) on P
-// ranks. native, which the model cannot see inside, is priced as ring.
+// ranks. native, which the model cannot see inside, is priced as ring
+// (broadcast's as scatter_allgather).
 Coef denseCoef(Coll coll, scAlgo_t algo, int P, double bytes);
 // denseCoef on the model's parameters (its level's).
 double predictDense(const Model& m, Coll coll, scAlgo_t algo, size_t bytes);

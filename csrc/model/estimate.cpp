@@ -17,7 +17,7 @@ namespace {
 Estimate dense(const Model& m, Coll c, int algo, size_t count, size_t esz) {
   SC_ARG(algo >= 0 && algo < scNumAlgos, "unknown algorithm ", algo);
   // The full vector per rank, as the dense autos and the rules count it.
-  const size_t P = c == Coll::AllReduce ? 1 : size_t(m.P);
+  const size_t P = c == Coll::AllReduce || c == Coll::Broadcast ? 1 : size_t(m.P);
   SC_ARG(count <= SIZE_MAX / P / esz, "count ", count, " overflows size_t bytes");
   const size_t bytes = count * P * esz;
   const scAlgo_t pick = chooseDense(m, c, scAlgoAuto, bytes);
@@ -58,7 +58,8 @@ Estimate estimate(const Model& m, int coll, int algo, size_t count, scDataType_t
   switch (coll) {
     case scCollAllReduce:
     case scCollReduceScatter:
-    case scCollAllGather: return dense(m, Coll(coll), algo, count, dtypeSize(dt));
+    case scCollAllGather:
+    case scCollBroadcast: return dense(m, Coll(coll), algo, count, dtypeSize(dt));
     case scCollSparseAllReduce: return sparse(m, algo, count, dt, density);
     case scCollDsop: return dsopSquare(m, algo, count, dt);
     default: SC_THROW(scInvalidArgument, "unknown collective ", coll);

@@ -15,6 +15,7 @@
 
 #include "core/comm.h"
 #include "core/error.h"
+#include "model/dense.h"
 
 namespace sc::model {
 namespace {
@@ -26,10 +27,10 @@ constexpr int kVersion = 1;
 // Far above any real file; a path to something else (a data set) fails fast.
 constexpr off_t kMaxFileBytes = 64 << 20;
 
-const char* const kCollNames[kNumRuleCollectives] = {"allreduce", "reduce_scatter", "allgather",
-                                                     "sparse_allreduce", "dsop", "neighbor_allgather"};
+const char* const kCollNames[kNumRuleCollectives] = {"allreduce", "reduce_scatter", "allgather", "sparse_allreduce",
+                                                     "dsop",      "broadcast",      "neighbor_allgather"};
 static_assert(scCollAllReduce == 0 && scCollReduceScatter == 1 && scCollAllGather == 2 &&
-                  scCollSparseAllReduce == 3 && scCollDsop == 4 && scNumCollectives == 5,
+                  scCollSparseAllReduce == 3 && scCollDsop == 4 && scCollBroadcast == 5 && scNumCollectives == 6,
               "kCollNames follows scCollective_t");
 // sparcoll.h has no name function for the neighbourhood algorithms; Python's are these.
 const char* const kNbrNames[] = {"auto", "naive", "combining", "hierarchical", "native"};
@@ -40,7 +41,8 @@ const char* nameOf(int coll, int v) {
   switch (coll) {
     case scCollAllReduce:
     case scCollReduceScatter:
-    case scCollAllGather: return v < scNumAlgos ? algoName(scAlgo_t(v)) : nullptr;
+    case scCollAllGather:
+    case scCollBroadcast: return v < scNumAlgos ? algoName(scAlgo_t(v)) : nullptr;
     case scCollSparseAllReduce: return v < scNumSparseAlgos ? scSparseAlgoName(scSparseAlgo_t(v)) : nullptr;
     case scCollDsop: return v < scNumDsopAlgos ? scDsopAlgoName(scDsopAlgo_t(v)) : nullptr;
     default: return v < scNumNbrAlgos ? kNbrNames[v] : nullptr;
@@ -48,9 +50,13 @@ const char* nameOf(int coll, int v) {
 }
 
 bool offered(int coll, int v) {
-  if (coll == scCollReduceScatter) return v != scAlgoRecDbl;
-  if (coll == scCollAllGather) return v != scAlgoRabenseifner;
-  return true;
+  switch (coll) {
+    case scCollAllReduce:
+    case scCollReduceScatter:
+    case scCollAllGather:
+    case scCollBroadcast: return v == scAlgoAuto || denseOffers(Coll(coll), scAlgo_t(v));
+    default: return true;
+  }
 }
 
 std::string nameList(int coll) {

@@ -83,6 +83,9 @@ class Transport {
                                    scRedOp_t op, void* stream, const Deadline& dl) = 0;
   virtual void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt,
                                void* stream, const Deadline& dl) = 0;
+  // In place: every rank's buf becomes root's.
+  virtual void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void* stream,
+                               const Deadline& dl) = 0;
   virtual bool nativeHasAvg() const { return false; }
 
   // MPI transports: the MPI_Comm under them (as an MPI_Comm*), and a wait,

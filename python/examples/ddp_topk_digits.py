@@ -19,7 +19,6 @@ $SPARCOLL_RESULTS, else sparcoll-results in the system's temporary directory).
 import argparse
 import json
 import os
-import socket
 import tempfile
 import time
 
@@ -33,18 +32,7 @@ from sklearn.model_selection import train_test_split
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import sparcoll as sc
-from sparcoll.torch import TopkState, dense_hook, topk_hook
-
-
-def init_gloo(world):
-    port = None
-    if world.Get_rank() == 0:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-    port = world.bcast(port, root=0)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=world.Get_rank(),
-                            world_size=world.Get_size())
+from sparcoll.torch import TopkState, dense_hook, init_process_group_mpi, topk_hook
 
 
 def data(rank, size, seed):
@@ -111,7 +99,7 @@ def main():
 
     torch.set_num_threads(1)
     world = MPI.COMM_WORLD
-    init_gloo(world)
+    init_process_group_mpi("gloo", world)
     comm = sc.Communicator.from_torch(transport="mpi")
     Xtr, ytr, Xte, yte = data(comm.rank, comm.size, args.seed)
     results = {}

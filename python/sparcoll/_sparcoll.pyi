@@ -63,6 +63,8 @@ class Algo(_Enum):
     rabenseifner: ClassVar["Algo"]
     recdbl: ClassVar["Algo"]
     native: ClassVar["Algo"]
+    binomial: ClassVar["Algo"]
+    scatter_allgather: ClassVar["Algo"]
 
 class Transport(_Enum):
     mpi: ClassVar["Transport"]
@@ -98,6 +100,7 @@ class Collective(_Enum):
     allgather: ClassVar["Collective"]
     sparse_allreduce: ClassVar["Collective"]
     dsop: ClassVar["Collective"]
+    broadcast: ClassVar["Collective"]
 
 class TopkMethod(_Enum):
     approx: ClassVar["TopkMethod"]
@@ -153,6 +156,7 @@ def allreduce(comm: Comm, send: int, recv: int, count: int, dtype: int, op: int,
 def reduce_scatter(comm: Comm, send: int, recv: int, recvcount: int, dtype: int, op: int, algo: int,
                    stream: int) -> None: ...
 def allgather(comm: Comm, send: int, recv: int, sendcount: int, dtype: int, algo: int, stream: int) -> None: ...
+def broadcast(comm: Comm, buf: int, count: int, dtype: int, root: int, algo: int, stream: int) -> None: ...
 def barrier(comm: Comm, stream: int) -> None: ...
 def abort(comm: Comm) -> None: ...
 def shrink(comm: Comm, exclude: List[int]) -> Comm: ...

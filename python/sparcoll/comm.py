@@ -370,6 +370,29 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
         return self._run("allgather", lambda: _sparcoll.allgather(h, src.ptr, dst.ptr, src.size, src.dtype, algc, st),
                          out, async_op)
 
+    def broadcast(self, x, root: int = 0, algo: str = "auto", stream=None, *, async_op: bool = False):
+        """Copies rank root's x into x on every rank, in place; returns x. x must
+        be writable and C-contiguous, with the same shape and dtype on every
+        rank; root's x is the source and keeps its contents. root: an int in
+        [0, size).
+
+        algo: "auto", "binomial" (a binomial tree, small messages),
+        "scatter_allgather" (a binomial scatter then a ring allgather, large
+        messages), "native" (MPI_Bcast / ncclBroadcast).
+        """
+        algc = _lookup(_ALGOS, algo, "algorithm")
+        if isinstance(root, bool) or not isinstance(root, int):
+            raise TypeError(f"root must be an int, got {type(root).__name__}")
+        if not 0 <= root < self.size:
+            raise _InvalidArgumentError(f"broadcast: root {root} is out of range: the communicator has "
+                                        f"{self.size} ranks, root must be in [0, {self.size})")
+        ref = self._input(x, "x", stream)
+        if ref.readonly:
+            raise _InvalidArgumentError("x is read-only; broadcast writes it in place")
+        h, st = self._h, _resolve_stream(ref, stream)
+        return self._run("broadcast", lambda: _sparcoll.broadcast(h, ref.ptr, ref.size, ref.dtype, int(root), algc,
+                                                                  st), x, async_op)
+
     def barrier(self, stream=None, *, async_op: bool = False):
         """Returns once every rank has called barrier (bounded by the timeout);
         None, or a :class:`sparcoll.Request` with async_op=True."""

@@ -38,7 +38,7 @@ from .errors import InvalidArgumentError as _InvalidArgumentError
 __all__ = ["CostModel", "estimate", "load", "COLLECTIVES"]
 
 # The algorithm enum of each collective.
-_ALGO_TABLES = {"allreduce": _ALGOS, "reduce_scatter": _ALGOS, "allgather": _ALGOS,
+_ALGO_TABLES = {"allreduce": _ALGOS, "reduce_scatter": _ALGOS, "allgather": _ALGOS, "broadcast": _ALGOS,
                 "sparse_allreduce": _SPARSE_ALGOS, "dsop": _DSOP_ALGOS}
 
 

@@ -58,7 +58,8 @@ def algorithms(collective: str) -> list[str]:
     auto is the pick, native is priced as ring)."""
     table = {"allreduce": _capi.ALGOS, "reduce_scatter": _capi.ALGOS, "allgather": _capi.ALGOS,
              "sparse_allreduce": _capi.SPARSE_ALGOS, "dsop": _capi.DSOP_ALGOS}[collective]
-    names = [n for n in table if n not in ("auto", "native")]
+    # binomial and scatter_allgather are broadcast's, which the simulator does not sweep.
+    names = [n for n in table if n not in ("auto", "native", "binomial", "scatter_allgather")]
     if collective == "reduce_scatter":
         names = [n for n in names if n != "recdbl"]
     if collective == "allgather":

@@ -1,4 +1,4 @@
-"""PyTorch integration: a DDP communication hook that sends only the top-k
+"""PyTorch integration: the "sparcoll" torch.distributed backend, and a DDP communication hook that sends only the top-k
 entries of each gradient bucket, with error feedback, through sparcoll's
 sparse allreduce (Renggli, Algorithm 2 "TopK SGD with error correction").
 
@@ -8,6 +8,16 @@ sparse allreduce (Renggli, Algorithm 2 "TopK SGD with error correction").
     comm = sc.Communicator.from_torch(transport="nccl")        # or "mpi" with gloo + CPU
     state = TopkState(comm, density=0.01, start_iter=10)
     ddp_model.register_comm_hook(state, topk_hook)
+
+Importing this module registers the torch.distributed backend "sparcoll"
+(sparcoll/_torch_backend.py): under mpirun,
+
+    import sparcoll.torch
+    dist.init_process_group("sparcoll", init_method=..., rank=mpi_rank, world_size=mpi_size)
+    comm = sparcoll.torch.communicator()       # the Communicator behind the group, e.g. for TopkState
+
+CPU tensors run over MPI, CUDA tensors over NCCL (unique id through the store);
+dist.new_group(backend="sparcoll") makes sub-communicators.
 
 Shaped like PyTorch's PowerSGD hook: a state object that counts iterations
 (advanced when DDP hands over its last bucket), a dense allreduce for the first
@@ -21,6 +31,7 @@ selection, result written into the bucket and returned through a
 # No `from __future__ import annotations`: DDP checks the hook annotations at
 # registration (dist.GradBucket, torch.futures.Future[torch.Tensor]) as objects.
 import math as _math
+import os as _os
 
 import torch as _torch
 import torch.distributed as _dist
@@ -30,13 +41,58 @@ import torch.distributed as _dist
 # reachable here too, with the rest of the torch integration.
 from ._bootstrap import mpi_comm_of_group as _mpi_comm_of_group  # noqa: F401
 from ._bootstrap import unique_id_of_group as _unique_id_of_group  # noqa: F401
+from . import _torch_backend
 from ._capi import TOPK_METHODS as _TOPK_METHODS
 from ._topk import TopkFeedback as _TopkFeedback
 from ._topk import topk as _topk
 from .comm import Communicator as _Communicator
 from .errors import InvalidArgumentError as _InvalidArgumentError
+from .errors import InvalidUsageError as _InvalidUsageError
 
-__all__ = ["TopkState", "topk_hook", "dense_hook"]
+__all__ = ["TopkState", "topk_hook", "dense_hook", "communicator", "init_process_group_mpi"]
+
+_torch_backend.register()
+
+
+def communicator(group=None, device="cpu") -> _Communicator:
+    """The sparcoll Communicator behind a "sparcoll" process group (None: the
+    default group): for ``device="cpu"`` the mpi communicator of its CPU
+    tensors, for "cuda" (or "cuda:i") the nccl communicator of its CUDA
+    tensors. Made on first use, so the first call (or the group's first op on
+    that device type) is collective over the group. It is the communicator the
+    group's ops run on: calls on it are ordered with them (same worker thread).
+    Raises InvalidUsageError for a group of another backend."""
+    b = _torch_backend.backend_of(group)
+    dev = _torch.device(device)
+    return b.device_comm(dev) if dev.type == "cuda" else b.host_comm()
+
+
+def init_process_group_mpi(backend: str = "sparcoll", mpi_comm=None, **kwargs) -> None:
+    """``torch.distributed.init_process_group(backend, ...)`` for a job started by
+    mpirun: rank and world size are the MPI communicator's (None: MPI_COMM_WORLD),
+    and its rank 0 picks a free TCP port for torch's store and hands it to the
+    others over MPI, so no MASTER_ADDR/MASTER_PORT is needed. The address is
+    127.0.0.1 when every rank runs on rank 0's host, else rank 0's host name
+    (env MASTER_ADDR overrides it). kwargs go to init_process_group (timeout,
+    device_id, ...). Collective over mpi_comm; needs mpi4py."""
+    import socket
+
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise _InvalidUsageError("init_process_group_mpi needs mpi4py (pip install './python[mpi]')") from e
+    world = MPI.COMM_WORLD if mpi_comm is None else mpi_comm
+    host = socket.gethostname()
+    one_host = all(h == host for h in world.allgather(host))
+    addr = None
+    if world.Get_rank() == 0:
+        addr = _os.environ.get("MASTER_ADDR") or ("127.0.0.1" if one_host else host)
+        with socket.socket() as sock:  # a free port: the OS picks it, the store binds it right after
+            sock.bind(("127.0.0.1" if addr == "127.0.0.1" else "", 0))
+            addr = f"{addr}:{sock.getsockname()[1]}"
+    addr = world.bcast(addr, root=0)
+    _dist.init_process_group(backend, init_method=f"tcp://{addr}", rank=world.Get_rank(),
+                             world_size=world.Get_size(), **kwargs)
 
 _GOLDEN = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1

@@ -183,6 +183,16 @@ void bindCore(py::module_& m) {
     }
     check(r, comm);
   });
+  m.def("broadcast", [](Comm& c, std::uintptr_t buf, size_t count, int dt, int root, int algo,
+                        std::uintptr_t stream) {
+    scComm_t comm = c.get();
+    scResult_t r;
+    {
+      py::gil_scoped_release nogil;
+      r = scBroadcast(ptr(buf), count, scDataType_t(dt), root, scAlgo_t(algo), comm, ptr(stream));
+    }
+    check(r, comm);
+  });
   m.def("barrier", [](Comm& c, std::uintptr_t stream) {
     scComm_t comm = c.get();
     scResult_t r;

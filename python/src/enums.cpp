@@ -96,6 +96,8 @@ const char* pyName(scAlgo_t v) {
     case scAlgoRabenseifner: return "rabenseifner";
     case scAlgoRecDbl: return "recdbl";
     case scAlgoNative: return "native";
+    case scAlgoBinomial: return "binomial";
+    case scAlgoScatterAllGather: return "scatter_allgather";
     case scNumAlgos: break;
   }
   return nullptr;
@@ -159,6 +161,7 @@ const char* pyName(scCollective_t v) {
     case scCollAllGather: return "allgather";
     case scCollSparseAllReduce: return "sparse_allreduce";
     case scCollDsop: return "dsop";
+    case scCollBroadcast: return "broadcast";
     case scNumCollectives: break;
   }
   return nullptr;

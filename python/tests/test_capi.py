@@ -15,7 +15,7 @@ PUBLIC_NAMES = {
     "DTYPES": ["int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64", "bfloat16"],
     "INDEX_TYPES": ["uint32", "uint64"],
     "OPS": ["sum", "prod", "max", "min", "avg"],
-    "ALGOS": ["auto", "ring", "rabenseifner", "recdbl", "native"],
+    "ALGOS": ["auto", "ring", "rabenseifner", "recdbl", "native", "binomial", "scatter_allgather"],
     "TRANSPORTS": ["mpi", "nccl", "local"],
     "SPARSE_ALGOS": ["auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch",
                      "dense"],

@@ -2,8 +2,9 @@
 
 Code blocks marked `<!-- readme-test: NAME -->` in README.md are copied out and
 run: the Python quick start under mpirun with 2 and 3 ranks (it asserts its own
-results), the local-group snippet as a script, and the "Start here" Python
-one-liner with the venv's interpreter. Every mpirun line in the README and in
+results), the torch.distributed backend snippet under mpirun with 3 ranks, the
+local-group snippet as a script, and the "Start here" Python one-liner with the
+venv's interpreter. Every mpirun line in the README and in
 the examples' docstrings must have the one documented form.
 """
 
@@ -81,6 +82,16 @@ def test_quickstart_under_mpirun(tmp_path, np_):
     out = _run(cmd, tmp_path)
     # mpirun forwards the ranks' output as it comes, so lines may interleave: count, don't anchor.
     assert out.count("{'bytes_sent'") == np_, out[-4000:]
+
+
+@pytest.mark.mpi
+@pytest.mark.torch
+def test_torch_backend_snippet(tmp_path):
+    """The torch.distributed backend snippet, under the README's mpirun form with 3 ranks."""
+    _need_mpi()
+    pytest.importorskip("torch")
+    (tmp_path / "backend.py").write_text(snippet("backend"))
+    _run(_as_root(["mpirun", "--oversubscribe", "-np", "3", sys.executable, "backend.py"]), tmp_path)
 
 
 def test_local_group_snippet(tmp_path):

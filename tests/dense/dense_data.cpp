@@ -176,8 +176,9 @@ const char* opStr(scRedOp_t op) {
   return op >= 0 && op < 5 ? n[op] : "?";
 }
 const char* algoStr(scAlgo_t a) {
-  static const char* n[] = {"auto", "ring", "rabenseifner", "recdbl", "native"};
-  return a >= 0 && a < 5 ? n[a] : "?";
+  static const char* n[] = {"auto", "ring", "rabenseifner", "recdbl", "native", "binomial", "scatter_allgather"};
+  static_assert(sizeof(n) / sizeof(n[0]) == scNumAlgos, "n follows scAlgo_t");
+  return a >= 0 && a < scNumAlgos ? n[a] : "?";
 }
 
 uint16_t halfBits(int64_t v, bool negZero) { return smallFloatBits(v, negZero, 10, 15, 15, "float16"); }

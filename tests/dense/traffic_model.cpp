@@ -1,5 +1,7 @@
 #include "traffic_model.h"
 
+#include <algorithm>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -139,7 +141,49 @@ Traffic doublingAllGather(int P, int r, size_t sc, Acc a) {
   return a.t;
 }
 
+int lowBit(int rel, int P) {
+  if (rel) return rel & -rel;
+  int m = 1;
+  while (m < P) m *= 2;
+  return m;
+}
+
+// The blocks of the relative ranks [a, b), as messages of contiguous absolute blocks.
+void subtreeMessages(int P, int root, size_t count, int a, int b, const std::function<void(size_t)>& msg) {
+  size_t run = 0;
+  for (int j = a; j < b; ++j) {
+    const int blk = (j + root) % P;
+    if (j > a && blk == 0) {  // wrapped: a new message
+      msg(run);
+      run = 0;
+    }
+    run += balanced(count, P, blk);
+  }
+  msg(run);
+}
+
 }  // namespace
+
+Traffic expectedBroadcastTraffic(scAlgo_t algo, int P, int r, int root, size_t count, size_t esz) {
+  Acc a{{}, esz};
+  if (P == 1 || count == 0) return {};
+  const int rel = (r - root + P) % P, low = lowBit(rel, P);
+  if (algo == scAlgoBinomial) {
+    if (rel) a.recv(count);
+    for (int m = 1; m < low; m *= 2)
+      if (rel + m < P) a.send(count);
+    return a.t;
+  }
+  if (algo != scAlgoScatterAllGather) throw std::logic_error("test: no broadcast traffic model for this algorithm");
+  if (rel) subtreeMessages(P, root, count, rel, std::min(rel + low, P), [&](size_t n) { a.recv(n); });
+  for (int m = 1; m < low; m *= 2)
+    if (rel + m < P) subtreeMessages(P, root, count, rel + m, std::min(rel + 2 * m, P), [&](size_t n) { a.send(n); });
+  for (int b = 0; b < P; ++b) {
+    if (b != (r + 1) % P) a.send(balanced(count, P, b));
+    if (b != r) a.recv(balanced(count, P, b));
+  }
+  return a.t;
+}
 
 std::string Traffic::str() const {
   std::ostringstream os;

@@ -49,4 +49,18 @@ enum class Coll { AllReduce, ReduceScatter, AllGather };
 // reduce-scatter / allgather); slice = ring pipeline slice in elements.
 Traffic expectedTraffic(Coll coll, scAlgo_t algo, int P, int r, size_t count, size_t esz, size_t slice);
 
+// Broadcast of count elements from root, ranks numbered rel = r - root mod P:
+//  binomial           rel > 0 receives the whole buffer once (from rel minus
+//                     its lowest set bit); every rank sends it to rel + m for
+//                     each power of two m below its lowest set bit (the root:
+//                     below P) with rel + m < P.
+//  scatter_allgather  the same tree, each edge carrying the balanced blocks
+//                     (Blocks{count, P}, block b belongs to rank b) of the
+//                     child's subtree rel' .. rel' + lowbit(rel') - 1 (cut at
+//                     P): one message per contiguous run of absolute block
+//                     numbers (two where the run wraps past P - 1); then the
+//                     ring allgather: every block but b_{r+1} sent, every block
+//                     but b_r received, empty ones skipped.
+Traffic expectedBroadcastTraffic(scAlgo_t algo, int P, int r, int root, size_t count, size_t esz);
+
 }  // namespace dtest

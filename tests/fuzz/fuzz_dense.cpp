@@ -1,4 +1,5 @@
-// Dense collectives (scAllReduce, scReduceScatter, scAllGather, scBarrier) on
+// Dense collectives (scAllReduce, scReduceScatter, scAllGather, scBarrier,
+// scBroadcast with any root, -1 and P included) on
 // local communicators of 1-3 ranks: any count, dtype, op, algorithm, NULL
 // buffers, a stream on a host communicator, and send/recv layouts in one
 // arena (disjoint, in place, partly overlapping). Every rank makes the same
@@ -7,7 +8,7 @@
 
 namespace {
 
-enum Coll { kAllReduce, kReduceScatter, kAllGather, kBarrier };
+enum Coll { kAllReduce, kReduceScatter, kAllGather, kBarrier, kBroadcast };
 
 // Where the buffers sit. Offsets are in bytes inside one arena per rank.
 struct Layout {
@@ -23,6 +24,7 @@ struct Call {
   scAlgo_t algo;
   Layout lay;
   bool stream;
+  int root = 0;  // broadcast
 };
 
 // Element counts the call reads from send and writes to recv on P ranks.
@@ -31,6 +33,7 @@ void extents(const Call& c, int P, size_t* sendElems, size_t* recvElems) {
     case kAllReduce: *sendElems = *recvElems = c.count; break;
     case kReduceScatter: *sendElems = c.count * P; *recvElems = c.count; break;
     case kAllGather: *sendElems = c.count; *recvElems = c.count * P; break;
+    case kBroadcast: *sendElems = c.count; *recvElems = 0; break;  // in place in "send"
     default: *sendElems = *recvElems = 0;
   }
 }
@@ -60,6 +63,8 @@ scResult_t runRank(const Call& c, int P, int rank, scComm_t comm, std::vector<ui
     case kAllReduce: return scAllReduce(send, recv, c.count, c.dt, c.op, c.algo, comm, stream);
     case kReduceScatter: return scReduceScatter(send, recv, c.count, c.dt, c.op, c.algo, comm, stream);
     case kAllGather: return scAllGather(send, recv, c.count, c.dt, c.algo, comm, stream);
+    // In place: mode 3 gives it NULL, the others the arena's start.
+    case kBroadcast: return scBroadcast(const_cast<void*>(send), c.count, c.dt, c.root, c.algo, comm, stream);
     default: return scBarrier(comm, stream);
   }
 }
@@ -78,6 +83,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.algo = fz::pickEnum<scAlgo_t>(p, scNumAlgos);
   c.lay.mode = p.ConsumeIntegralInRange<int>(0, 6) % 5;  // disjoint twice as often
   c.stream = p.ConsumeIntegralInRange<int>(0, 15) == 0;
+  // Broadcast takes half of the barrier's inputs (the older seeds decode as before otherwise).
+  if (c.coll == kBarrier && p.ConsumeBool()) {
+    c.coll = kBroadcast;
+    c.root = p.ConsumeIntegralInRange<int>(-1, P);
+  }
   // Sizes the arena for what a valid call would touch; a huge count is
   // rejected before any access, so it gets a token arena.
   const bool huge = c.count > (size_t(1) << 40);

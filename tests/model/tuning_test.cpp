@@ -111,7 +111,7 @@ TEST(TuningFile, EveryErrorNamesFileKeyAndProblem) {
       {rule(R"({"collective": "dsop", "algorithm": "ring"})"),
        R"(rules[0].algorithm: "ring" is not a dsop algorithm (one of: auto, allgather, allreduce, allreduce_ring, g_rabenseifner, all_scatter))"},
       {rule(R"({"collective": "alltoall", "algorithm": "ring"})"),
-       R"(rules[0].collective: "alltoall" is not a collective (one of: allreduce, reduce_scatter, allgather, sparse_allreduce, dsop, neighbor_allgather))"},
+       R"(rules[0].collective: "alltoall" is not a collective (one of: allreduce, reduce_scatter, allgather, sparse_allreduce, dsop, broadcast, neighbor_allgather))"},
       {rule(R"({"collective": "allreduce"})"), "rules[0].algorithm: missing (the algorithm the rule picks)"},
       {rule(R"({"algorithm": "ring"})"), "rules[0].collective: missing (which collective the rule is for)"},
       {rule(R"({"collective": "allreduce", "density": [0, 1], "algorithm": "ring"})"),

@@ -18,18 +18,23 @@ namespace {
 
 constexpr double kDeadline = 0.5;
 
-enum class Coll { AllReduce, ReduceScatter, AllGather };
+enum class Coll { AllReduce, ReduceScatter, AllGather, Broadcast };
 
 struct Call {
   Coll coll;
-  size_t count;  // allreduce: count; reduce-scatter: recvcount; allgather: sendcount
+  size_t count;  // allreduce: count; reduce-scatter: recvcount; allgather: sendcount; broadcast: count
   scAlgo_t algo;
+  int root = 0;  // broadcast
 };
 
+const char* const kAlgoNames[] = {"auto", "ring", "rabenseifner", "recdbl", "native", "binomial",
+                                  "scatter_allgather"};
+static_assert(sizeof(kAlgoNames) / sizeof(kAlgoNames[0]) == scNumAlgos, "kAlgoNames follows scAlgo_t");
+
 std::string text(const Call& c) {
-  static const char* n[] = {"allreduce", "reduce_scatter", "allgather"};
-  static const char* a[] = {"auto", "ring", "rabenseifner", "recdbl", "native"};
-  return std::string(n[int(c.coll)]) + "(" + std::to_string(c.count) + ", " + a[c.algo] + ")";
+  static const char* n[] = {"allreduce", "reduce_scatter", "allgather", "broadcast"};
+  return std::string(n[int(c.coll)]) + "(" + std::to_string(c.count) + ", " + kAlgoNames[c.algo] +
+         (c.coll == Coll::Broadcast ? ", root " + std::to_string(c.root) : std::string()) + ")";
 }
 
 // Rank r's input element i: exact in float32 for every sum here.
@@ -57,6 +62,9 @@ std::vector<float> expected(const Call& c, int P, int rank) {
       for (int q = 0; q < P; ++q)
         for (size_t i = 0; i < c.count; ++i) out.push_back(input(q, i));
       break;
+    case Coll::Broadcast:
+      for (size_t i = 0; i < c.count; ++i) out.push_back(input(c.root, i));
+      break;
   }
   return out;
 }
@@ -70,16 +78,20 @@ scResult_t issue(const Call& c, scComm_t comm, int P, int rank, std::vector<floa
     case Coll::ReduceScatter:
       return scReduceScatter(in.data(), out.data(), c.count, scFloat32, scSum, c.algo, comm, nullptr);
     case Coll::AllGather: return scAllGather(in.data(), out.data(), c.count, scFloat32, c.algo, comm, nullptr);
+    case Coll::Broadcast:
+      out = in;
+      return scBroadcast(out.data(), c.count, scFloat32, c.root, c.algo, comm, nullptr);
   }
   return scInternalError;
 }
 
 // The check's text of a call as call #1 of a fresh communicator.
 std::string sigText(const Call& c) {
-  static const char* n[] = {"scAllReduce", "scReduceScatter", "scAllGather"};
-  static const char* a[] = {"auto", "ring", "rabenseifner", "recdbl", "native"};
-  return std::string(n[int(c.coll)]) + "(count=" + std::to_string(c.count) + ", float" +
-         (c.coll == Coll::AllGather ? "" : ", sum") + ", " + a[c.algo] + ") as call #1";
+  static const char* n[] = {"scAllReduce", "scReduceScatter", "scAllGather", "scBroadcast"};
+  const bool noOp = c.coll == Coll::AllGather || c.coll == Coll::Broadcast;
+  return std::string(n[int(c.coll)]) + "(count=" + std::to_string(c.count) + ", float" + (noOp ? "" : ", sum") +
+         ", " + kAlgoNames[c.algo] +
+         (c.coll == Coll::Broadcast ? ", root=" + std::to_string(c.root) : std::string()) + ") as call #1";
 }
 
 // The ranks 1..P-1 as the check names them.
@@ -203,6 +215,54 @@ TEST(Mismatch, CheckAll) {
   for (int P : {2, 3})
     mismatch(P, {Coll::AllReduce, 3000, scAlgoRing}, {Coll::AllGather, 1000, scAlgoRing},
              {Coll::AllReduce, 100, scAlgoRing}, scCheckAll, true);
+}
+
+// Broadcast: ranks that disagree on the root, the count, or the collective
+// (broadcast against allreduce). Unchecked on the library's own schedules
+// (the messages' call hash includes the root), then checked: every rank
+// returns scInvalidUsage naming both calls, roots included.
+const scAlgo_t kBcastAlgos[] = {scAlgoBinomial, scAlgoScatterAllGather};
+
+TEST(Mismatch, BroadcastRootsDiffer) {
+  for (int P : {2, 3, 4})
+    for (scAlgo_t alg : kBcastAlgos)
+      for (size_t n : {size_t(1000), size_t(100000)}) {
+        mismatch(P, {Coll::Broadcast, n, alg, 0}, {Coll::Broadcast, n, alg, 1}, {Coll::Broadcast, 500, alg, P - 1});
+        mismatch(P, {Coll::Broadcast, n, alg, P - 1}, {Coll::Broadcast, n, alg, 0}, {Coll::Broadcast, 500, alg, 0});
+      }
+}
+
+TEST(Mismatch, BroadcastCountsDiffer) {
+  for (int P : {2, 3, 4})
+    for (scAlgo_t alg : kBcastAlgos) {
+      mismatch(P, {Coll::Broadcast, 4000, alg, 0}, {Coll::Broadcast, 2000, alg, 0}, {Coll::Broadcast, 100, alg, 0});
+      mismatch(P, {Coll::Broadcast, 2000, alg, 1}, {Coll::Broadcast, 4000, alg, 1}, {Coll::Broadcast, 100, alg, 1});
+    }
+}
+
+TEST(Mismatch, BroadcastAgainstAllReduce) {
+  for (int P : {2, 3, 4}) {
+    mismatch(P, {Coll::Broadcast, 3000, scAlgoBinomial, 0}, {Coll::AllReduce, 3000, scAlgoRecDbl},
+             {Coll::AllReduce, 100, scAlgoRing});
+    mismatch(P, {Coll::AllReduce, 3000, scAlgoRing}, {Coll::Broadcast, 3000, scAlgoScatterAllGather, 0},
+             {Coll::Broadcast, 100, scAlgoBinomial, 0});
+  }
+}
+
+TEST(Mismatch, BroadcastChecked) {
+  for (int P : {2, 3, 4}) {
+    // native: checked by default (MPI_Bcast cannot be protected otherwise).
+    mismatch(P, {Coll::Broadcast, 3000, scAlgoNative, 0}, {Coll::Broadcast, 3000, scAlgoNative, 1},
+             {Coll::Broadcast, 100, scAlgoNative, 1}, scCheckDefault, true);
+    mismatch(P, {Coll::Broadcast, 3000, scAlgoNative, 1}, {Coll::Broadcast, 1500, scAlgoNative, 1},
+             {Coll::Broadcast, 100, scAlgoBinomial, 0}, scCheckDefault, true);
+    for (scAlgo_t alg : kBcastAlgos) {
+      mismatch(P, {Coll::Broadcast, 3000, alg, 0}, {Coll::Broadcast, 3000, alg, P - 1}, {Coll::Broadcast, 100, alg, 0},
+               scCheckAll, true);
+      mismatch(P, {Coll::Broadcast, 3000, alg, 0}, {Coll::AllReduce, 3000, scAlgoRing},
+               {Coll::AllReduce, 100, scAlgoRing}, scCheckAll, true);
+    }
+  }
 }
 
 }  // namespace

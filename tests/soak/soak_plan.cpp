@@ -81,7 +81,7 @@ Plan planCall(uint64_t seed, uint64_t index, int P, size_t maxCount) {
   const size_t perRank = std::max<size_t>(1, maxCount / size_t(P));
   switch (p.api) {
     case Api::AllReduce:
-      p.algo = int(g.below(scNumAlgos));
+      p.algo = int(g.below(scAlgoNative + 1));  // allreduce's algorithms (auto..native), the draw of older seeds
       p.count = skewedCount(g, maxCount, P);
       break;
     case Api::ReduceScatter: {

@@ -20,6 +20,7 @@ COLLECTIVES = {
     "sparse_allreduce": {"auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather",
                          "dsar_early_switch", "dense"},
     "dsop": {"auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner", "all_scatter"},
+    "broadcast": {"auto", "binomial", "scatter_allgather", "native"},
 }
 
 

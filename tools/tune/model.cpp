@@ -21,13 +21,15 @@ json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 scCollective_t collectiveId(const std::string& c) {
   return c == "allreduce" ? scCollAllReduce : c == "reduce_scatter" ? scCollReduceScatter
-         : c == "allgather" ? scCollAllGather : c == "sparse_allreduce" ? scCollSparseAllReduce : scCollDsop;
+         : c == "allgather" ? scCollAllGather : c == "sparse_allreduce" ? scCollSparseAllReduce
+         : c == "broadcast" ? scCollBroadcast : scCollDsop;
 }
 
 std::string algoName(scCollective_t c, int id) {
   if (c == scCollSparseAllReduce) return scSparseAlgoName(scSparseAlgo_t(id));
   if (c == scCollDsop) return scDsopAlgoName(scDsopAlgo_t(id));
-  static const char* dense[] = {"auto", "ring", "rabenseifner", "recdbl", "native"};
+  static const char* dense[] = {"auto", "ring", "rabenseifner", "recdbl", "native", "binomial", "scatter_allgather"};
+  static_assert(sizeof(dense) / sizeof(dense[0]) == scNumAlgos, "dense follows scAlgo_t");
   return id >= 0 && id < scNumAlgos ? dense[id] : "?";
 }
 

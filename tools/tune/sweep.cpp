@@ -59,7 +59,8 @@ const std::vector<std::string>& denseAlgorithms(const std::string& c) {
 
 int denseAlgoId(const std::string& n) {
   return n == "ring" ? scAlgoRing : n == "rabenseifner" ? scAlgoRabenseifner : n == "recdbl" ? scAlgoRecDbl
-         : n == "native" ? scAlgoNative : scAlgoAuto;
+         : n == "native" ? scAlgoNative : n == "binomial" ? scAlgoBinomial
+         : n == "scatter_allgather" ? scAlgoScatterAllGather : scAlgoAuto;
 }
 
 namespace {

@@ -100,15 +100,25 @@ typedef enum SC_ENUM_BASE { scSum = 0, scProd = 1, scMax = 2, scMin = 3, scAvg =
  *               r = P - 2^floor(log2 P). 2 log2 P' steps (+2 for the fold).
  *  recdbl       recursive doubling on the whole vector: log2 P' steps; for
  *               small messages.
- *  native       MPI_Allreduce / ncclAllReduce (the baseline).
+ *  native       MPI_Allreduce / ncclAllReduce (the baseline; for broadcast
+ *               MPI_Bcast / ncclBroadcast).
  *  auto         scConfig_t.algo / env SPARCOLL_ALGO when set, else the tuning
  *               file's rules, else the alpha-beta-gamma cost model (README,
  *               "Cost model"; scEstimateTime).
+ *  binomial     broadcast only: MPICH's binomial tree on ranks relative to the
+ *               root, ceil(log2 P) rounds, each message the whole buffer; for
+ *               small messages.
+ *  scatter_allgather  broadcast only (van de Geijn): a binomial scatter of
+ *               the P balanced blocks, then a ring allgather of them; about
+ *               2(P-1)/P of the buffer per rank, for large messages.
+ * For scAllReduce: ring, rabenseifner, recdbl, native, auto.
  * For scReduceScatter: ring, rabenseifner (recursive halving), native, auto.
- * For scAllGather: ring, recdbl (recursive doubling), native, auto. */
+ * For scAllGather: ring, recdbl (recursive doubling), native, auto.
+ * For scBroadcast: binomial, scatter_allgather, native, auto. */
 typedef enum SC_ENUM_BASE {
   scAlgoAuto = 0, scAlgoRing = 1, scAlgoRabenseifner = 2, scAlgoRecDbl = 3, scAlgoNative = 4,
-  scNumAlgos = 5
+  scAlgoBinomial = 5, scAlgoScatterAllGather = 6,
+  scNumAlgos = 7
 } scAlgo_t;
 
 typedef enum SC_ENUM_BASE { scTransportMpi = 0, scTransportNccl = 1, scTransportLocal = 2 } scTransport_t;
@@ -245,13 +255,14 @@ scResult_t scAllReduceAlgoFor(scComm_t comm, size_t bytes, scAlgo_t* algo);
 /* The collectives the cost model prices (scEstimateTime). */
 typedef enum SC_ENUM_BASE {
   scCollAllReduce = 0, scCollReduceScatter = 1, scCollAllGather = 2, scCollSparseAllReduce = 3,
-  scCollDsop = 4, scNumCollectives = 5
+  scCollDsop = 4, scCollBroadcast = 5, scNumCollectives = 6
 } scCollective_t;
 
 /* The cost model's prediction for one call on this communicator, without
  * running it (like ncclGroupSimulateEnd). Local: no communication.
  *  coll     which collective; count and dt mean what they mean in its call:
- *           allreduce count, reduce-scatter recvcount, allgather sendcount;
+ *           allreduce count, reduce-scatter recvcount, allgather sendcount,
+ *           broadcast count;
  *           sparse allreduce: count = the dimension N, dt = the value type,
  *           density = each rank's non-zeros / N in (0, 1] (every rank the
  *           same, indices uniform, a dense output, the smallest index type
@@ -270,7 +281,8 @@ typedef enum SC_ENUM_BASE {
  * span more than one machine (counted at creation on MPI-bootstrapped
  * communicators; 1 otherwise; env SPARCOLL_MACHINES overrides), else intra-node
  * (README, "Cost model"). Native algorithms, which the model cannot see
- * inside, are priced as ring. */
+ * inside, are priced as ring (broadcast's as scatter_allgather, its
+ * bandwidth-optimal schedule). */
 scResult_t scEstimateTime(scComm_t comm, scCollective_t coll, int algo, size_t count, scDataType_t dt,
                           double density, double* seconds, int* autoAlgo);
 
@@ -303,6 +315,14 @@ scResult_t scReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount,
  * In place when sendbuf == recvbuf + rank*sendcount. */
 scResult_t scAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, scDataType_t dtype,
                        scAlgo_t algo, scComm_t comm, void* stream);
+/* buf holds count elements on every rank; on return every rank's buf holds
+ * what root's held (in place; root's buf is the source, its contents unchanged).
+ * Every rank passes the same count, dtype, root and algo. root must be in
+ * [0, nranks), else scInvalidArgument naming it. Algorithms: binomial,
+ * scatter_allgather, native, auto (scAlgo_t); the others are
+ * scInvalidArgument. */
+scResult_t scBroadcast(void* buf, size_t count, scDataType_t dtype, int root, scAlgo_t algo, scComm_t comm,
+                       void* stream);
 /* Waits (bounded by the deadline) until every rank of the communicator called it. */
 scResult_t scBarrier(scComm_t comm, void* stream);
 

@@ -169,6 +169,15 @@ class Comm {
   void allGather(const T* send, T* recv, size_t sendcount, scAlgo_t algo = scAlgoAuto, void* stream = nullptr) {
     allGather(send, recv, sendcount, DataTypeOf<T>::value, algo, stream);
   }
+  // In place: every rank's buf ends up holding root's (scBroadcast).
+  void broadcast(void* buf, size_t count, scDataType_t dt, int root = 0, scAlgo_t algo = scAlgoAuto,
+                 void* stream = nullptr) {
+    check(scBroadcast(buf, count, dt, root, algo, c_, stream), c_);
+  }
+  template <typename T>
+  void broadcast(T* buf, size_t count, int root = 0, scAlgo_t algo = scAlgoAuto, void* stream = nullptr) {
+    broadcast(buf, count, DataTypeOf<T>::value, root, algo, stream);
+  }
 
  private:
   void reset() noexcept {

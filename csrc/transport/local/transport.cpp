@@ -35,13 +35,14 @@ struct SendRec {
 
 // What a rank's native call is: every rank publishes it, and all compare.
 struct NativeSig {
-  int kind = -1;  // 0 allreduce, 1 reduce-scatter, 2 allgather
+  int kind = -1;  // 0 allreduce, 1 reduce-scatter, 2 allgather, 3 broadcast
   size_t count = 0;
   scDataType_t dt = scFloat32;
   scRedOp_t op = scSum;
   uint64_t seq = 0;
+  int root = 0;  // broadcast
   bool operator==(const NativeSig& o) const {
-    return kind == o.kind && count == o.count && dt == o.dt && op == o.op && seq == o.seq;
+    return kind == o.kind && count == o.count && dt == o.dt && op == o.op && seq == o.seq && root == o.root;
   }
 };
 
@@ -188,7 +189,7 @@ class LocalTransport final : public Transport {
   void nativeAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op, void*,
                        const Deadline& dl) override {
     const Blocks B{count, size_t(w_->P)};
-    nativeDirect(send, recv, {0, count, dt, op, seq_}, dl,
+    nativeDirect(send, recv, {0, count, dt, op, seq_, 0}, dl,
                  [&](const std::vector<const void*>& S, const std::vector<const void*>& R) {
       reduceBlock(S, recv, B.off(rank_), B.off(rank_), B.len(rank_), dt, op);
       barrier(nullptr, dl);
@@ -200,7 +201,7 @@ class LocalTransport final : public Transport {
   }
   void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op,
                            void*, const Deadline& dl) override {
-    nativeDirect(send, recv, {1, recvcount, dt, op, seq_}, dl,
+    nativeDirect(send, recv, {1, recvcount, dt, op, seq_, 0}, dl,
                  [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
       reduceBlock(S, recv, size_t(rank_) * recvcount, 0, recvcount, dt, op);
     });
@@ -208,11 +209,18 @@ class LocalTransport final : public Transport {
   void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt, void*,
                        const Deadline& dl) override {
     const size_t bytes = sendcount * dtypeSize(dt);
-    nativeDirect(send, recv, {2, sendcount, dt, scSum, seq_}, dl,
+    nativeDirect(send, recv, {2, sendcount, dt, scSum, seq_, 0}, dl,
                  [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
       for (int q = 0; q < w_->P; ++q)
         if (S[q] != static_cast<char*>(recv) + q * bytes)
           std::memcpy(static_cast<char*>(recv) + q * bytes, S[q], bytes);
+    });
+  }
+  // Every rank copies straight from root's buffer.
+  void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void*, const Deadline& dl) override {
+    nativeDirect(buf, buf, {3, count, dt, scSum, seq_, root}, dl,
+                 [&](const std::vector<const void*>&, const std::vector<const void*>& R) {
+      if (rank_ != root) std::memcpy(buf, R[size_t(root)], count * dtypeSize(dt));
     });
   }
 
@@ -224,7 +232,8 @@ class LocalTransport final : public Transport {
   template <typename F>
   void nativeDirect(const void* send, void* recv, const NativeSig& sig, const Deadline& dl, F body) {
     SC_REQUIRE(device_ < 0, scInvalidUsage,
-               "algorithm 'native' is not available on device-local communicators; use ring, rabenseifner or recdbl");
+               "algorithm 'native' is not available on device-local communicators; use ring, rabenseifner or "
+               "recdbl (broadcast: binomial or scatter_allgather)");
     {
       std::lock_guard<std::mutex> lk(w_->m);
       w_->nativeSend.resize(w_->P);
@@ -253,9 +262,10 @@ class LocalTransport final : public Transport {
   }
 
   static std::string sigText(const NativeSig& s) {
-    static const char* kinds[] = {"allreduce", "reduce-scatter", "allgather"};
+    static const char* kinds[] = {"allreduce", "reduce-scatter", "allgather", "broadcast"};
     std::string t = cat(kinds[s.kind], "(count=", s.count, ", ", dtypeName(s.dt));
-    if (s.kind != 2) t += cat(", op ", int(s.op));
+    if (s.kind < 2) t += cat(", op ", int(s.op));
+    if (s.kind == 3) t += cat(", root ", s.root);
     return t + cat(") as call #", s.seq);
   }
 

@@ -449,6 +449,17 @@ class MpiTransport final : public Transport {
              "MPI_Iallgather");
     waitCollective(req, dl, "MPI_Iallgather", &collectivePending_, ctl_, id_);
   }
+  void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void*, const Deadline& dl) override {
+    checkUsable();
+    // As bytes, in pieces of at most INT_MAX bytes (MPI counts are int).
+    const size_t bytes = count * dtypeSize(dt), maxPiece = size_t(INT_MAX);
+    for (size_t off = 0; off < bytes; off += maxPiece) {
+      const size_t n = std::min(maxPiece, bytes - off);
+      MPI_Request req;
+      mpiCheck(MPI_Ibcast(static_cast<char*>(buf) + off, int(n), MPI_BYTE, root, comm_, &req), "MPI_Ibcast");
+      waitCollective(req, dl, "MPI_Ibcast", &collectivePending_, ctl_, id_);
+    }
+  }
 
  private:
   void checkUsable() const {

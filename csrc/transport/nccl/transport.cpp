@@ -147,6 +147,12 @@ class NcclTransport final : public Transport {
     ready();
     SC_NCCL_CALL(comm_, dl, ncclAllGather(send, recv, sendcount, ncclTypeOf(dt), comm_, asStream(stream)));
   }
+  void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void* stream,
+                       const Deadline& dl) override {
+    DeviceScope on(device_);
+    ready();
+    SC_NCCL_CALL(comm_, dl, ncclBroadcast(buf, buf, count, ncclTypeOf(dt), root, comm_, asStream(stream)));
+  }
   bool nativeHasAvg() const override { return true; }
 
   // Before each operation (and on each round's completion): usable, no pending

@@ -1,8 +1,6 @@
 """Fixtures of the MPI suite (run under mpirun: every rank runs every test in
 the same order)."""
 
-import socket
-
 import pytest
 
 import sparcoll as sc
@@ -28,12 +26,7 @@ def gloo(world):
     import torch.distributed as dist
 
     if not dist.is_initialized():
-        port = None
-        if world.Get_rank() == 0:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-        port = world.bcast(port, root=0)
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=world.Get_rank(),
-                                world_size=world.Get_size())
+        from sparcoll.torch import init_process_group_mpi
+
+        init_process_group_mpi("gloo", world)
     yield dist
