@@ -6,6 +6,7 @@
 #include "sparse/call.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 
@@ -96,7 +97,10 @@ void localChecks(const scComm& comm, const CallArgs& a) {
   SC_ARG(a.nnz <= a.dim || sorting, "nnz = ", a.nnz, " exceeds dim = ", a.dim,
          " (duplicates are allowed only with scSparseSortInput)");
   const size_t isz = indexSize(a.it), vsz = dtypeSize(a.vt);
-  SC_ARG(a.nnz <= SIZE_MAX / 8 && a.dim <= SIZE_MAX / vsz, "nnz or dim overflows the byte size of a buffer");
+  // No object spans more than PTRDIFF_MAX bytes: a larger nnz or dim is a bad
+  // argument (a 1-byte type let dim = 2^63 through to the densify's memset).
+  SC_ARG(a.nnz <= size_t(PTRDIFF_MAX) / 8 && a.dim <= size_t(PTRDIFF_MAX) / vsz, "nnz = ", a.nnz, " or dim = ", a.dim,
+         " of ", dtypeName(a.vt), " exceeds the largest possible buffer");
   if (a.nnz) {
     SC_ARG(a.idx != nullptr, "indices is NULL with nnz = ", a.nnz);
     SC_ARG(a.val != nullptr, "values is NULL with nnz = ", a.nnz);
