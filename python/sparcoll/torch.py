@@ -113,10 +113,24 @@ class TopkState:
             the next gradient (Algorithm 2); False: plain top-k (unsent mass is lost).
         seed: key of the selection's random stream (mixed with rank and bucket index).
         method: "approx" (default; k in expectation), "approx_at_most", "exact", "threshold".
+        momentum: momentum correction (Lin et al., Deep Gradient Compression,
+            §3.2), for SGD with momentum: each rank keeps the velocity
+            u = momentum * u + g of its own gradient, and top-k selects from u
+            (plus the residual), not from g. The hook returns the averaged
+            velocity, so the optimizer must run WITHOUT momentum
+            (``SGD(momentum=0)``). In the dense warm-up, and at density 1
+            without masking, this is exactly SGD with momentum. 0 (default):
+            off, the hook returns the averaged gradient.
+        momentum_masking: momentum factor masking (same section): the sent
+            entries of u restart from 0, so that an entry that waited in the
+            residual is not pushed again by its stale velocity (the cause of
+            the instability of top-k under plain SGD momentum). Only with
+            momentum > 0 and only in top-k steps.
     """
 
     def __init__(self, comm: _Communicator, density: float = 0.01, bucket: int = 512, start_iter: int = 10,
-                 error_feedback: bool = True, seed: int = 0, method: str = "approx"):
+                 error_feedback: bool = True, seed: int = 0, method: str = "approx", momentum: float = 0.0,
+                 momentum_masking: bool = True):
         if not isinstance(comm, _Communicator):
             raise TypeError(f"comm must be a sparcoll.Communicator, got {type(comm).__name__}")
         if not 0.0 < float(density) <= 1.0:
@@ -128,7 +142,15 @@ class TopkState:
         if method not in _TOPK_METHODS:
             raise _InvalidArgumentError(
                 f"unknown top-k method {method!r}; expected one of: {', '.join(_TOPK_METHODS)}")
+        if not 0.0 <= float(momentum) < 1.0:
+            raise _InvalidArgumentError(f"momentum must be in [0, 1), got {momentum}")
         self.comm, self.density, self.bucket = comm, float(density), int(bucket)
+        self.momentum, self.momentum_masking = float(momentum), bool(momentum_masking)
+        self._velocity: dict[int, _torch.Tensor] = {}  # DDP bucket index -> u (momentum > 0 only)
+        # DDP bucket index -> (ids of its parameters, their sizes), to follow DDP's bucket rebuild.
+        self._layouts: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self._pieces: dict[tuple[str, int], _torch.Tensor] = {}  # ("r" or "u", parameter id) -> state piece
+        self._steps: dict[int, int] = {}  # random-stream steps of the buckets before the rebuild
         self.start_iter, self.error_feedback, self.seed, self.method = int(start_iter), bool(error_feedback), \
             int(seed), method
         self.iter = 0
@@ -159,6 +181,55 @@ class TopkState:
             self._feedback[index] = fb
         return fb
 
+    def follow_layout(self, bucket: _dist.GradBucket) -> None:
+        """Keeps each parameter's residual and velocity with the parameter when DDP
+        rebuilds its buckets (after the first iteration, in gradient-ready order:
+        the same bucket index then holds other parameters, or the same ones in
+        another order). On the first bucket seen with a new layout, every
+        bucket's state is cut into per-parameter pieces; each bucket then
+        assembles its own from them (zeros for a parameter with no piece)."""
+        index = bucket.index()
+        params = bucket.parameters()
+        layout = (tuple(id(p) for p in params), tuple(p.numel() for p in params))
+        old = self._layouts.get(index)
+        if old == layout:
+            return
+        if old is not None:
+            self._pieces = {}
+            for i, (ids, sizes) in self._layouts.items():
+                fb, u = self._feedback.get(i), self._velocity.get(i)
+                for which, t in (("r", None if fb is None else fb.residual(like=_torch.empty(0))), ("u", u)):
+                    if t is not None and t.numel() == sum(sizes):
+                        for pid, piece in zip(ids, t.split(list(sizes))):
+                            self._pieces[(which, pid)] = piece.clone()
+            self._steps = {i: fb.step for i, fb in self._feedback.items()}
+            self._layouts, self._feedback, self._velocity = {}, {}, {}
+        self._layouts[index] = layout
+        pieces = self._pieces
+        if not any(("r", pid) in pieces or ("u", pid) in pieces for pid in layout[0]):
+            return
+        like = bucket.buffer().view(-1)
+
+        def gather(which):
+            return _torch.cat([pieces.pop((which, pid), None) if (which, pid) in pieces
+                               else _torch.zeros(n, dtype=like.dtype, device=like.device)
+                               for pid, n in zip(*layout)]).to(like.device)
+        if any(("u", pid) in pieces for pid in layout[0]):
+            self._velocity[index] = gather("u")
+        if any(("r", pid) in pieces for pid in layout[0]):
+            r = gather("r")
+            fb = self.feedback(index, like)
+            fb.residual(like=_torch.empty(0)).copy_(r)
+            fb.step = self._steps.get(index, 0)
+
+    def velocity(self, index: int, grad: _torch.Tensor) -> _torch.Tensor:
+        """Bucket ``index``'s velocity after this step's gradient: u = momentum * u + grad
+        (zeros before the first step, and again if the bucket's size, dtype or device changed)."""
+        u = self._velocity.get(index)
+        if u is None or u.shape != grad.shape or u.dtype != grad.dtype or u.device != grad.device:
+            u = self._velocity[index] = _torch.zeros_like(grad)
+        return u.mul_(self.momentum).add_(grad)
+
     def residual(self, index: int) -> "_torch.Tensor | None":
         """The residual of DDP bucket ``index`` (a zero-copy torch view), or None before its first top-k step."""
         fb = self._feedback.get(index)
@@ -167,10 +238,11 @@ class TopkState:
         return fb.residual(like=_torch.empty(0))
 
     def state_dict(self) -> dict:
-        """Iteration, residuals (CPU copies) and random-stream steps, for checkpoints."""
+        """Iteration, residuals and velocities (CPU copies) and random-stream steps, for checkpoints."""
         return {"iter": self.iter,
                 "residuals": {i: self.residual(i).detach().cpu().clone() for i in self._feedback},
-                "steps": {i: fb.step for i, fb in self._feedback.items()}}
+                "steps": {i: fb.step for i, fb in self._feedback.items()},
+                "velocities": {i: u.detach().cpu().clone() for i, u in self._velocity.items()}}
 
     def load_state_dict(self, sd: dict) -> None:
         self.iter = int(sd["iter"])
@@ -179,6 +251,8 @@ class TopkState:
             fb = self.feedback(int(i), like)
             fb.residual(like=_torch.empty(0)).copy_(r.reshape(-1))
             fb.step = int(sd["steps"][i])
+        for i, u in sd.get("velocities", {}).items():
+            self._velocity[int(i)] = u.clone() if self.comm.is_device is False else u.cuda()
 
 
 def _future(value: _torch.Tensor) -> _torch.futures.Future[_torch.Tensor]:
@@ -197,29 +271,35 @@ def dense_hook(comm: _Communicator, bucket: _dist.GradBucket) -> _torch.futures.
 
 def topk_hook(state: "TopkState", bucket: _dist.GradBucket) -> _torch.futures.Future[_torch.Tensor]:
     """DDP communication hook: dense average for the first ``state.start_iter``
-    iterations, then top-k (+ error feedback) and the sparse allreduce average."""
+    iterations, then top-k (+ error feedback) and the sparse allreduce average;
+    of the rank's velocity instead of its gradient when ``state.momentum`` > 0."""
     buf = bucket.buffer()
     comm = state.comm
+    index = bucket.index()
+    flat = buf.view(-1)
+    state.follow_layout(bucket)
+    # With momentum correction the rank's velocity takes the gradient's place.
+    grad = state.velocity(index, flat) if state.momentum > 0 else flat
     if state.iter < state.start_iter:
-        comm.allreduce(buf, out=buf, op="avg")
+        comm.allreduce(grad, out=flat, op="avg")
         state.maybe_increase_iter(bucket)
         return _future(buf)
 
     n = buf.numel()
     k = state.k_for(n)
-    index = bucket.index()
-    flat = buf.view(-1)
     # int32 indices: half the index traffic of int64 (buckets are far below 2^31 entries).
     itype = "int32" if n < 2**31 else "int64"
     if state.error_feedback:
         fb = state.feedback(index, flat)
-        idx, vals = fb.select(flat, k, state.method, bucket=state.bucket, seed=state.seed_for(index),
+        idx, vals = fb.select(grad, k, state.method, bucket=state.bucket, seed=state.seed_for(index),
                               index_dtype=itype)
     else:
-        idx, vals = _topk(flat, k, state.method, bucket=state.bucket, seed=state.seed_for(index), step=state.iter,
+        idx, vals = _topk(grad, k, state.method, bucket=state.bucket, seed=state.seed_for(index), step=state.iter,
                          index_dtype=itype)
     state.sent_elements += int(idx.numel())
     state.total_elements += n
     comm.sparse_allreduce(idx, vals, n, op="avg", out=flat)
+    if state.momentum > 0 and state.momentum_masking:
+        grad.index_fill_(0, idx.long(), 0)  # momentum factor masking: a sent entry's velocity restarts
     state.maybe_increase_iter(bucket)
     return _future(buf)

@@ -68,3 +68,40 @@ def test_example_ddp_backend_bench(tmp_path):
                                                       "sparcoll top-k"}
     assert all(r["step_ms"] > 0 for r in res["results"])
     assert all(0 < r["sent_fraction"] < 0.05 for r in res["results"] if r["config"].endswith("top-k"))
+
+
+@pytest.mark.mpi
+@pytest.mark.torch
+@pytest.mark.slow
+def test_example_ddp_backend_bench_digits(tmp_path):
+    """--data digits: every epoch's test accuracy, the verdict against gloo dense,
+    and momentum correction in the top-k configurations."""
+    pytest.importorskip("sklearn")
+    out = _mpirun(2, [str(EXAMPLES / "ddp_backend_bench.py"), "--data", "digits", "--hidden", "64", "--layers", "2",
+                      "--epochs", "3", "--warmup", "2", "--start-iter", "3", "--lr", "0.05", "--momentum", "0.9",
+                      "--momentum-correction", "--configs", "gloo dense,sparcoll top-k", "--tolerance", "100",
+                      "--out", str(tmp_path)], timeout=300)
+    res = json.loads((tmp_path / "ddp_backend_bench_digits_p2.json").read_text())
+    dense, topk = res["results"]
+    assert (dense["config"], topk["config"]) == ("gloo dense", "sparcoll top-k")
+    assert dense["steps"] == topk["steps"] == 3 * (1437 // 2 // 32)
+    for r in (dense, topk):
+        assert len(r["test_accuracy_per_epoch"]) == 3 and r["test_accuracy"] == r["test_accuracy_per_epoch"][-1]
+        assert 0.3 < r["test_accuracy"] <= 1.0, out[-4000:]  # 10 classes: trained, not chance
+    assert topk["accuracy_points_vs_gloo_dense"] == pytest.approx(100 * (topk["test_accuracy"] - dense["test_accuracy"]))
+    assert "within the 100.0-point tolerance" in out
+    assert 0 < topk["sent_fraction"] < 0.05
+
+
+@pytest.mark.mpi
+@pytest.mark.torch
+def test_example_ddp_backend_bench_bad_config():
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun not found")
+    pytest.importorskip("mpi4py")
+    pytest.importorskip("torch")
+    proc = subprocess.run(["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "1", sys.executable,
+                           str(EXAMPLES / "ddp_backend_bench.py"), "--configs", "gloo dense,nccl dense"], cwd=HERE,
+                          env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "unknown config 'nccl dense'" in proc.stdout

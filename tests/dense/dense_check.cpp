@@ -116,4 +116,17 @@ bool checkAllGather(scComm_t comm, int rank, int P, const Call& c, uint64_t salt
   return true;
 }
 
+bool checkBroadcast(scComm_t comm, int rank, const Call& c, int root, uint64_t salt) {
+  const size_t esz = elemSize(c.dt), bytes = c.count * esz;
+  const Bytes want = makePayload(root, bytes, salt), mine = makePayload(rank, bytes, salt);
+  Bytes buf(bytes + kGuard, kFill);
+  if (bytes) std::memcpy(buf.data(), mine.data(), bytes);
+  const scResult_t r = scBroadcast(bytes ? buf.data() : nullptr, c.count, c.dt, root, c.algo, comm, nullptr);
+  if (!callOk(r, comm, c, "broadcast")) return false;
+  const std::string bad = firstMismatch(buf.data(), want.data(), c.count, esz);
+  EXPECT_TRUE(bad.empty()) << "broadcast " << c.label() << " root " << root << " on rank " << rank << ": " << bad;
+  EXPECT_TRUE(guardIntact(buf, bytes)) << "broadcast " << c.label() << " wrote past the end of its buffer";
+  return true;
+}
+
 }  // namespace dtest

@@ -30,5 +30,8 @@ bool checkAllReduce(scComm_t comm, int rank, int P, const Call& c, const Bytes& 
 bool checkReduceScatter(scComm_t comm, int rank, int P, const Call& c, const Bytes& expected, size_t first = 0);
 // Payload of rank q: makePayload(q, sendcount * esz, salt).
 bool checkAllGather(scComm_t comm, int rank, int P, const Call& c, uint64_t salt, CrossRank* xr);
+// Broadcast of root's makePayload(root, count * esz, salt) over each rank's own
+// payload (c.op and c.inPlace unused): every rank ends with root's bytes.
+bool checkBroadcast(scComm_t comm, int rank, const Call& c, int root, uint64_t salt);
 
 }  // namespace dtest

@@ -173,6 +173,9 @@ bool runCall(RankCtx& ctx, const Plan& p) {
     case Api::AllReduce:
     case Api::ReduceScatter:
     case Api::AllGather: return dense(ctx, p);
+    case Api::Broadcast:
+      return dtest::checkBroadcast(ctx.comm, ctx.rank, dtest::Call{scAlgo_t(p.algo), p.dt, p.op, p.count, false},
+                                   p.root, p.index);
     case Api::Barrier: {
       const scResult_t r = scBarrier(ctx.comm, nullptr);
       EXPECT_EQ(r, scSuccess) << scGetLastError(ctx.comm);

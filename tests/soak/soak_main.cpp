@@ -13,7 +13,7 @@
 //   --replay I        run call I alone (on its batch's configuration)
 //   --verbose         print every call's signature before running it
 //   --only API        run only the calls of one API (apiName: allreduce,
-//                     sparse_allreduce, dsop, ...); the others are skipped
+//                     broadcast, sparse_allreduce, dsop, ...); the others are skipped
 //   --inject I        make call I fail on rank 0 (an invalid dtype while the
 //                     other ranks call a valid allreduce): proves that failures
 //                     are caught, reported and survived

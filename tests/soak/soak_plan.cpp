@@ -23,7 +23,7 @@ uint64_t mix2(uint64_t a, uint64_t b) {
 
 const char* apiName(Api a) {
   static const char* n[] = {"allreduce", "reduce_scatter", "allgather", "barrier", "sparse_allreduce",
-                            "dsop", "dsop_sparse", "topk_feedback", "neighbor_allgather"};
+                            "dsop", "dsop_sparse", "topk_feedback", "neighbor_allgather", "broadcast"};
   return n[int(a)];
 }
 
@@ -72,7 +72,7 @@ Plan planCall(uint64_t seed, uint64_t index, int P, size_t maxCount) {
                               Api::ReduceScatter, Api::ReduceScatter, Api::ReduceScatter, Api::AllGather,
                               Api::AllGather, Api::AllGather, Api::Barrier, Api::Sparse, Api::Sparse, Api::Sparse,
                               Api::Sparse, Api::Dsop, Api::Dsop, Api::DsopSparse, Api::Topk, Api::Topk,
-                              Api::Neighbor, Api::Neighbor};
+                              Api::Neighbor, Api::Neighbor, Api::Broadcast, Api::Broadcast};
   p.api = g.pick(kDeck);
   static const scDataType_t kFloats[] = {scFloat16, scFloat32, scFloat64, scBfloat16};
   p.dt = g.pick(dtest::kAllTypes);
@@ -97,6 +97,13 @@ Plan planCall(uint64_t seed, uint64_t index, int P, size_t maxCount) {
       break;
     }
     case Api::Barrier: break;
+    case Api::Broadcast: {
+      static const scAlgo_t a[] = {scAlgoAuto, scAlgoBinomial, scAlgoScatterAllGather, scAlgoNative};
+      p.algo = g.pick(a);
+      p.count = skewedCount(g, maxCount, P);
+      p.root = int(g.below(uint64_t(P)));
+      break;
+    }
     case Api::Sparse: {
       static const double dens[] = {0.0, 1e-4, 1e-3, 1e-2, 0.05, 0.3, 1.0};
       p.algo = int(g.below(scNumSparseAlgos));
@@ -167,6 +174,10 @@ std::string Plan::sig() const {
       os << " count=" << count << (inPlace ? " in-place" : " out-of-place");
       break;
     case Api::Barrier: break;
+    case Api::Broadcast:
+      os << " algo=" << dtest::algoStr(scAlgo_t(algo)) << " dtype=" << dtest::typeStr(dt) << " count=" << count
+         << " root=" << root;
+      break;
     case Api::Sparse:
       os << " algo=" << scSparseAlgoName(scSparseAlgo_t(algo)) << " dtype=" << dtest::typeStr(dt)
          << " op=" << dtest::opStr(op) << " index=" << (it == scIndexU64 ? "u64" : "u32") << " dim=" << count

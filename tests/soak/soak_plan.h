@@ -10,7 +10,7 @@
 
 namespace soak {
 
-enum class Api { AllReduce, ReduceScatter, AllGather, Barrier, Sparse, Dsop, DsopSparse, Topk, Neighbor };
+enum class Api { AllReduce, ReduceScatter, AllGather, Barrier, Sparse, Dsop, DsopSparse, Topk, Neighbor, Broadcast };
 const char* apiName(Api a);
 
 // splitmix64: the stream of one call (independent of the C++ library's
@@ -34,6 +34,7 @@ struct Plan {
   int algo = 0;         // the API's own algorithm enum
   size_t count = 0;     // dense count / sparse dim / top-k n / neighbour count
   bool inPlace = false;
+  int root = 0;         // broadcast
   // sparse allreduce
   int dist = 0;
   double density = 0;

@@ -89,14 +89,21 @@ def check(doc, args):
 
 
 def check_raw(path):
-    bad, n = [], 0
+    """Every point well formed, and every algorithm of every collective (auto
+    aside) measured: a collective dropped from the sweep fails here."""
+    bad, n, seen = [], 0, set()
     with open(path) as f:
         for i, line in enumerate(f):
             p = json.loads(line)
             n += 1
+            seen.add((p.get("collective"), p.get("algorithm")))
             if not (p.get("collective") and p.get("algorithm") and finite(p.get("seconds"), strict=True)
                     and finite(p.get("bytes"), strict=True)):
                 bad.append(f"{path}:{i + 1}: {line.strip()}")
+    want = {(c, a) for c, algos in COLLECTIVES.items() for a in algos if a != "auto"}
+    missing = sorted(want - seen)
+    if n and missing:
+        bad.append(f"{path}: not measured: {', '.join(f'{c} {a}' for c, a in missing)}")
     return bad + ([] if n else [f"{path}: no points"])
 
 

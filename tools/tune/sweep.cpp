@@ -53,8 +53,9 @@ std::vector<int> machinesOf(scbench::Group& g, bool mpi) {
 
 const std::vector<std::string>& denseAlgorithms(const std::string& c) {
   static const std::vector<std::string> ar{"ring", "rabenseifner", "recdbl", "native"},
-      rs{"ring", "rabenseifner", "native"}, ag{"ring", "recdbl", "native"};
-  return c == "allreduce" ? ar : c == "reduce_scatter" ? rs : ag;
+      rs{"ring", "rabenseifner", "native"}, ag{"ring", "recdbl", "native"},
+      bc{"binomial", "scatter_allgather", "native"};
+  return c == "allreduce" ? ar : c == "reduce_scatter" ? rs : c == "allgather" ? ag : bc;
 }
 
 int denseAlgoId(const std::string& n) {
@@ -100,7 +101,8 @@ std::string humanBytes(double b) {
 }
 
 bool Sweep::denseCount(const std::string& coll, size_t bytes, int P, size_t* count, double* fullBytes) {
-  const size_t per = coll == "allreduce" ? 4 : 4 * size_t(P);  // float32; the vector is P blocks
+  // float32; reduce-scatter's and allgather's vector is P blocks.
+  const size_t per = coll == "allreduce" || coll == "broadcast" ? 4 : 4 * size_t(P);
   *count = bytes / per;
   *fullBytes = double(*count * per);
   return *count > 0;
@@ -205,7 +207,7 @@ void Sweep::dense(std::vector<Point>& out) {
   rs_.write(send.data(), maxB / 4, scFloat32, [](uint64_t i) { return double(i % 7); });
   // Sizes outermost, so that drift over the run touches every algorithm alike.
   for (size_t s : plan_.sizes)
-    for (const std::string coll : {"allreduce", "reduce_scatter", "allgather"}) {
+    for (const std::string coll : {"allreduce", "reduce_scatter", "allgather", "broadcast"}) {
       size_t count;
       double full;
       if (!denseCount(coll, s, P, &count, &full)) continue;
@@ -217,7 +219,8 @@ void Sweep::dense(std::vector<Point>& out) {
               coll == "allreduce" ? scAllReduce(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
               : coll == "reduce_scatter"
                   ? scReduceScatter(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
-                  : scAllGather(send.data(), recv.data(), count, scFloat32, a, rs_.comm, rs_.stream);
+              : coll == "allgather" ? scAllGather(send.data(), recv.data(), count, scFloat32, a, rs_.comm, rs_.stream)
+                                    : scBroadcast(recv.data(), count, scFloat32, 0, a, rs_.comm, rs_.stream);
           if (rc != scSuccess) callFailed(rs_, coll + " (" + name + ")", rc);
         };
         here.push_back(timePoint({coll, name, count, full}, call));

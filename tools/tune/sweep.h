@@ -16,7 +16,7 @@
 namespace sctune {
 
 struct Point {
-  std::string collective;  // "pingpong", "allreduce", "reduce_scatter", "allgather", "sparse_allreduce", "dsop"
+  std::string collective;  // "pingpong", "allreduce", "reduce_scatter", "allgather", "broadcast", "sparse_allreduce", "dsop"
   std::string algorithm;   // the library's name (pingpong: the level, "intra" or "inter")
   size_t count = 0;        // as scEstimateTime takes it (pingpong: bytes)
   double bytes = 0;        // the tuning file's "bytes" (pingpong: message bytes)

@@ -50,7 +50,9 @@ namespace {
 
 std::string pct(double x) { return fmt("%+.1f %%", 100 * x); }
 std::string nsPerByte(double beta) { return beta > 0 ? fmt("%.4g ns/B (%.3g GB/s)", beta * 1e9, 1e-9 / beta) : "0"; }
-bool isDense(const std::string& c) { return c == "allreduce" || c == "reduce_scatter" || c == "allgather"; }
+bool isDense(const std::string& c) {
+  return c == "allreduce" || c == "reduce_scatter" || c == "allgather" || c == "broadcast";
+}
 
 struct PingFit {
   bool has = false;

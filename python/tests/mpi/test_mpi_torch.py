@@ -31,11 +31,11 @@ def _data(rank, step, n=64):
     return x, y
 
 
-def _train(model, steps, rank, lr=0.1, hook=None, state=None):
+def _train(model, steps, rank, lr=0.1, hook=None, state=None, momentum=0.0):
     ddp = DDP(model)
     if hook is not None:
         ddp.register_comm_hook(state, hook)
-    opt = torch.optim.SGD(ddp.parameters(), lr=lr)
+    opt = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=momentum)
     losses = []
     for s in range(steps):
         x, y = _data(rank, s)
@@ -103,6 +103,95 @@ def test_density_one_matches_dense_hook(gloo, tcomm):
     assert state.sent_elements == state.total_elements
 
 
+def test_momentum_correction_density_one_is_sgd_momentum(gloo, tcomm):
+    """At density 1 without masking, the hook's velocity average under SGD
+    without momentum is SGD with momentum on the averaged gradient (dense
+    warm-up steps and DDP's bucket rebuild after step 1 included)."""
+    from sparcoll.torch import TopkState, topk_hook
+
+    state = TopkState(tcomm, density=1.0, start_iter=2, method="exact", momentum=0.9, momentum_masking=False)
+    corrected, _ = _train(_model(4), 8, tcomm.rank, hook=topk_hook, state=state)
+    ref, _ = _train(_model(4), 8, tcomm.rank, momentum=0.9)  # DDP's own gloo allreduce, SGD's momentum
+    torch.testing.assert_close(_params(corrected.module), _params(ref.module), rtol=1e-5, atol=1e-6)
+    plain, _ = _train(_model(4), 8, tcomm.rank, hook=topk_hook, state=TopkState(tcomm, density=1.0, start_iter=2,
+                                                                                method="exact"))
+    assert not torch.allclose(_params(plain.module), _params(ref.module), rtol=1e-3, atol=1e-4)
+
+
+def test_momentum_factor_masking(gloo, tcomm, world):
+    """Below density 1: the velocity is momentum * u + g, the residual takes it
+    (error feedback), and the entries sent have velocity 0 afterwards; the
+    returned average is of the sent velocity parts."""
+    from sparcoll.torch import TopkState, topk_hook
+
+    m = 0.5
+    state = TopkState(tcomm, density=0.05, bucket=64, start_iter=1, seed=3, momentum=m)
+    records = []
+
+    def recording_hook(st, bucket):
+        idx = bucket.index()
+        st.follow_layout(bucket)  # the state in this step's layout (DDP rebuilds its buckets after step 1)
+        g = bucket.buffer().detach().clone().reshape(-1)
+        u_old = st._velocity.get(idx)
+        u_old = torch.zeros_like(g) if u_old is None else u_old.clone()
+        r_old = st.residual(idx)
+        r_old = torch.zeros_like(g) if r_old is None else r_old.clone()
+        fut = topk_hook(st, bucket)
+        out = fut.value().detach().clone().reshape(-1)
+        new = st.residual(idx)
+        records.append((st.iter, g, u_old, r_old, None if new is None else new.clone(), st._velocity[idx].clone(),
+                        out))
+        return fut
+
+    _train(_model(8), 6, tcomm.rank, hook=recording_hook, state=state)
+    checked = 0
+    for it, g, u_old, r_old, r_new, u_new, out in records:
+        u = m * u_old + g
+        if r_new is None or it <= 1:  # dense warm-up: the velocity is averaged whole, never masked
+            torch.testing.assert_close(u_new, u, rtol=0, atol=0)
+            continue
+        acc = r_old + u
+        sent = r_new == 0
+        assert torch.equal(r_new[~sent], acc[~sent])
+        assert torch.equal(u_new[~sent], u[~sent]) and not u_new[sent].any()
+        sent_sum = world.allreduce((acc - r_new).numpy().astype(np.float64))
+        np.testing.assert_allclose(sent_sum, out.numpy().astype(np.float64) * tcomm.size, rtol=1e-5, atol=1e-6)
+        checked += 1
+    assert checked > 0
+    sd = state.state_dict()
+    fresh = TopkState(tcomm, density=0.05, start_iter=1, momentum=m)
+    fresh.load_state_dict(sd)
+    assert sd["velocities"] and all(torch.equal(fresh._velocity[i], u) for i, u in sd["velocities"].items())
+
+
+def test_state_follows_ddp_bucket_rebuild(gloo, tcomm):
+    """DDP rebuilds its buckets after step 1 (reversed parameter order here): each
+    parameter's residual and velocity move with it, bit for bit."""
+    from sparcoll.torch import TopkState, topk_hook
+
+    state = TopkState(tcomm, density=0.05, bucket=64, start_iter=0, seed=2, momentum=0.5)
+    seen = []
+
+    def recording_hook(st, bucket):
+        st.follow_layout(bucket)
+        idx, params = bucket.index(), bucket.parameters()
+        sizes = [p.numel() for p in params]
+
+        def by_param(t):
+            return {id(p): piece.clone() for p, piece in zip(params, t.split(sizes))}
+        r, u = st.residual(idx), st._velocity.get(idx)
+        before = None if r is None else (by_param(r), by_param(u))
+        fut = topk_hook(st, bucket)
+        seen.append(([id(p) for p in params], before, by_param(st.residual(idx)), by_param(st._velocity[idx])))
+        return fut
+
+    _train(_model(9), 2, tcomm.rank, hook=recording_hook, state=state)
+    (order0, _, r0, u0), (order1, before1, _, _) = seen
+    assert order1 != order0 and sorted(order1) == sorted(order0)  # the rebuild happened
+    for pid in order0:
+        assert torch.equal(before1[0][pid], r0[pid]) and torch.equal(before1[1][pid], u0[pid])
+
+
 def test_residual_conservation(gloo, tcomm, world):
     """Per rank, bit-exact: every unsent entry of gradient + old residual is in the
     new residual; summed over ranks: P * (returned average) == sum of the sent parts."""
@@ -167,6 +256,9 @@ def test_state_validation(tcomm):
         TopkState(tcomm, density=0)
     with pytest.raises(sc.InvalidArgumentError, match="method"):
         TopkState(tcomm, method="best")
+    for bad in (-0.1, 1.0):
+        with pytest.raises(sc.InvalidArgumentError, match="momentum"):
+            TopkState(tcomm, momentum=bad)
     with pytest.raises(TypeError):
         TopkState(object())
 
