@@ -66,8 +66,11 @@ def make_model(args):
 def digits(args, rank, size):
     """scikit-learn's digits, split 80/20 (stratified, --seed), standardized on
     the training part; rank r trains on every size-th training sample."""
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
+    try:
+        from sklearn.datasets import load_digits
+        from sklearn.model_selection import train_test_split
+    except ImportError:
+        raise SystemExit("--data digits needs scikit-learn: pip install './python[mpi,torch,examples]'") from None
     X, y = load_digits(return_X_y=True)
     X = (X / 16.0).astype(np.float32)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=args.seed, stratify=y)
