@@ -153,6 +153,11 @@ uint64_t runBatch(const Options& o, int P, uint64_t first, uint64_t last) {
       bool ok = false;
       try {
         if ((long long)i == o.inject) {
+          // Local ranks: rank 0's abort ends every wait of the others at once,
+          // also a wait still finishing call i - 1, whose part on rank 0 is
+          // done (a ring's last send). The barrier (a counter: once full it
+          // cannot fail) makes the injected failure land on call i alone.
+          if (sctest::mode() != sctest::Mode::Mpi) EXPECT_EQ(scBarrier(comm, nullptr), scSuccess);
           int32_t v = 1;
           const scResult_t r = scAllReduce(&v, &v, 1, rank == 0 ? scDataType_t(99) : scInt32, scSum, scAlgoRing,
                                            comm, nullptr);
