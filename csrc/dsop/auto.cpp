@@ -41,7 +41,9 @@ model::Coef coef(const model::Model& m, scDsopAlgo_t algo, size_t n, size_t m_, 
     case scDsopAllReduceRing: return collective(m, Coll::AllReduce, scAlgoRing, N * M * so) + C(N * M, 1);
     case scDsopGRabenseifner: return vecs + blocks + C(N * M / P, P);
     case scDsopAllScatter:
-      return model::Coef{std::ceil((P - 1) / kScatterGroup), ((N - std::floor(N / P)) + (P - 1) * M) * si, 0} +
+      // Every rank scatters alike: P times its bytes on a shared medium.
+      return model::Coef{std::ceil((P - 1) / kScatterGroup), ((N - std::floor(N / P)) + (P - 1) * M) * si, 0,
+                         P * ((N - std::floor(N / P)) + (P - 1) * M) * si} +
              blocks + C(N * M / P, P);
     default: SC_THROW(scInternalError, "no DSOP model for algorithm ", int(algo));
   }
@@ -50,7 +52,9 @@ model::Coef coef(const model::Model& m, scDsopAlgo_t algo, size_t n, size_t m_, 
 }  // namespace
 
 double predictSeconds(const model::Model& m, scDsopAlgo_t algo, size_t n, size_t mm, scDataType_t in) {
-  return coef(m, algo, n, mm, in).dot(m.params());
+  // Priced with the band of the call's bytes, as a rule would match it.
+  const double bytes = double(n) * double(mm) * double(dtypeSize(outputType(in)));
+  return coef(m, algo, n, mm, in).dot(m.params(bytes));
 }
 
 scDsopAlgo_t choose(const model::Model& m, scDsopAlgo_t requested, size_t n, size_t mm, scDataType_t in) {

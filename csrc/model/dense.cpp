@@ -7,9 +7,11 @@
 // (their recursive variants: halving, doubling). Broadcast:
 //   binomial           ceil(log2 P),          ceil(log2 P) n,   0
 //   scatter_allgather  ceil(log2 P) + P-1,    2(P-1)/P n,       0
-// README "Cost model".
+// and, as the coefficient of betaShared, every rank's bytes sent, summed
+// (sharedBytes below). README "Cost model".
 #include "model/dense.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -51,10 +53,8 @@ int ceilLog2(int P) {
   return l;
 }
 
-}  // namespace
-
-Coef denseCoef(Coll coll, scAlgo_t algo, int P, double n) {
-  if (P <= 1) return {};
+// Per rank, on the critical path: messages, bytes sent, bytes reduced.
+Coef criticalPath(Coll coll, scAlgo_t algo, int P, double n) {
   if (coll == Coll::Broadcast) {
     // binomial: ceil(log2 P) rounds of the whole buffer; scatter_allgather: a
     // binomial scatter (ceil(log2 P) rounds, (P-1)/P n in all on the critical
@@ -76,8 +76,41 @@ Coef denseCoef(Coll coll, scAlgo_t algo, int P, double n) {
   }
 }
 
+// Every rank's bytes sent, summed (what a shared medium carries); the same
+// counts scStats_t reports. e = P - P' ranks fold: the even rank of a pair
+// sends its input up, the odd one the result down.
+double sharedBytes(Coll coll, scAlgo_t algo, int P, double n) {
+  if (coll == Coll::Broadcast) {
+    if (algo == scAlgoBinomial) return (P - 1) * n;  // each non-root receives the buffer once
+    // scatter: relative rank r receives its subtree's blocks, min(lowbit(r), P - r) of them.
+    double blocks = 0;
+    for (int r = 1; r < P; ++r) blocks += std::min(r & -r, P - r);
+    return blocks * n / P + (P - 1) * n;
+  }
+  const int p2 = pow2Below(P);
+  const double e = P - p2, lg = std::log2(double(p2));
+  switch (coll == Coll::AllReduce ? algo : algo == scAlgoNative ? scAlgoRing : algo) {
+    case scAlgoRabenseifner:
+      if (coll == Coll::AllReduce) return 2 * (p2 - 1) * n + 2 * e * n;
+      [[fallthrough]];
+    case scAlgoRecDbl:
+      if (coll == Coll::AllReduce) return p2 * lg * n + 2 * e * n;
+      return (p2 - 1) * n + e * n + e * n / P;  // halving reduce-scatter, doubling allgather
+    default: return (coll == Coll::AllReduce ? 2 : 1) * (P - 1) * n;  // ring, native
+  }
+}
+
+}  // namespace
+
+Coef denseCoef(Coll coll, scAlgo_t algo, int P, double n) {
+  if (P <= 1) return {};
+  Coef c = criticalPath(coll, algo, P, n);
+  c.s = sharedBytes(coll, algo, P, n);
+  return c;
+}
+
 double predictDense(const Model& m, Coll coll, scAlgo_t algo, size_t bytes) {
-  return denseCoef(coll, algo, m.P, double(bytes)).dot(m.params());
+  return denseCoef(coll, algo, m.P, double(bytes)).dot(m.params(double(bytes)));
 }
 
 bool denseOffers(Coll coll, scAlgo_t x) {

@@ -3,9 +3,23 @@
 // memory kind and level, the built-in per-transport defaults.
 #include "model/model.h"
 
+#include <algorithm>
+
 #include "model/tuning.h"
 
 namespace sc::model {
+namespace {
+
+// The file's bands for one level, sorted by bytes (the parser has rejected
+// overlapping ones).
+std::vector<Band> bandsOf(const Tuning& t, scTransport_t transport, bool device, Level level) {
+  std::vector<Band> out;
+  for (const ModelEntry* e : t.entries(transport, device, level)) out.push_back({e->bytes.lo, e->bytes.hi, e->params});
+  std::sort(out.begin(), out.end(), [](const Band& a, const Band& b) { return a.lo < b.lo; });
+  return out;
+}
+
+}  // namespace
 
 Params builtinParams(scTransport_t transport) {
   // Typical figures of each transport (README "Cost model"); one set for both
@@ -26,27 +40,51 @@ Model makeModel(std::shared_ptr<const Tuning> tuning, const Overrides& env, scTr
   m.transport = transport;
   m.device = device;
   m.denseAlgo = denseAlgo;
-  m.intra = m.inter = builtinParams(transport);
+  m.intra = m.inter = {Band{0, UINT64_MAX, builtinParams(transport)}};
   if (tuning) {
-    const ModelEntry* intra = tuning->entry(transport, device, Level::Intra);
-    const ModelEntry* inter = tuning->entry(transport, device, Level::Inter);
-    m.intraGiven = intra != nullptr;
-    m.interGiven = inter != nullptr;
+    const std::vector<Band> intra = bandsOf(*tuning, transport, device, Level::Intra);
+    const std::vector<Band> inter = bandsOf(*tuning, transport, device, Level::Inter);
+    m.intraGiven = !intra.empty();
+    m.interGiven = !inter.empty();
     // A level the file lacks takes the other level's measured numbers rather
     // than the built-in guess: they describe this machine, the guess another.
-    if (intra) m.intra = m.inter = intra->params;
-    if (inter) {
-      m.inter = inter->params;
-      if (!intra) m.intra = inter->params;
+    if (m.intraGiven) m.intra = m.inter = intra;
+    if (m.interGiven) {
+      m.inter = inter;
+      if (!m.intraGiven) m.intra = inter;
     }
     m.tuning = std::move(tuning);
   }
-  for (Params* p : {&m.intra, &m.inter}) {
-    if (!std::isnan(env.alpha)) p->alpha = env.alpha;
-    if (!std::isnan(env.beta)) p->beta = env.beta;
-    if (!std::isnan(env.gamma)) p->gamma = env.gamma;
-  }
+  for (std::vector<Band>* level : {&m.intra, &m.inter})
+    for (Band& b : *level) {
+      if (!std::isnan(env.alpha)) b.p.alpha = env.alpha;
+      if (!std::isnan(env.beta)) b.p.beta = env.beta;
+      if (!std::isnan(env.gamma)) b.p.gamma = env.gamma;
+      if (!std::isnan(env.betaShared)) b.p.betaShared = env.betaShared;
+    }
   return m;
+}
+
+const Params& Model::paramsAt(Level l, double bytes) const {
+  const std::vector<Band>& bands = l == Level::Inter ? inter : intra;
+  // Bands are few (a handful per level): a linear walk.
+  const Band* below = nullptr;  // the last band entirely below bytes
+  for (const Band& b : bands) {
+    if (bytes >= double(b.lo) && bytes <= double(b.hi)) return b.p;
+    if (double(b.hi) < bytes) below = &b;
+  }
+  const Band* above = nullptr;  // the first band entirely above bytes
+  for (const Band& b : bands)
+    if (double(b.lo) > bytes) {
+      above = &b;
+      break;
+    }
+  if (!below) return above->p;
+  if (!above) return below->p;
+  // In a gap: the nearer band by ratio (sizes are compared geometrically).
+  return double(above->lo) / std::max(bytes, 1.0) < std::max(bytes, 1.0) / std::max(double(below->hi), 1.0)
+             ? above->p
+             : below->p;
 }
 
 int ruleFor(const Model& m, int coll, uint64_t bytes, double density) {

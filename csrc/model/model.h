@@ -9,32 +9,45 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "sparcoll/sparcoll.h"
 
 namespace sc::model {
 
-// Seconds per message (alpha), per byte on the wire (beta), per byte reduced
-// locally (gamma).
+// Seconds per message (alpha), per byte a rank sends on the critical path
+// (beta), per byte reduced locally (gamma), and per byte all ranks together
+// put on a medium they share (betaShared: a hub, a shaped link, the memory
+// bandwidth of oversubscribed cores; 0 on a switched fabric, where every link
+// has its own rate).
 struct Params {
-  double alpha = 0, beta = 0, gamma = 0;
+  double alpha = 0, beta = 0, gamma = 0, betaShared = 0;
 };
 
 // A prediction as coefficients of the parameters: seconds = a alpha + b beta
-// + g gamma. The formulas produce these, so each is written once and a
-// prediction on any parameters is a dot product.
+// + g gamma + s betaShared. The formulas produce these, so each is written
+// once and a prediction on any parameters is a dot product.
 struct Coef {
-  double a = 0, b = 0, g = 0;
-  Coef operator+(const Coef& o) const { return {a + o.a, b + o.b, g + o.g}; }
-  Coef operator*(double s) const { return {a * s, b * s, g * s}; }
-  double dot(const Params& p) const { return a * p.alpha + b * p.beta + g * p.gamma; }
+  double a = 0, b = 0, g = 0, s = 0;
+  Coef operator+(const Coef& o) const { return {a + o.a, b + o.b, g + o.g, s + o.s}; }
+  Coef operator*(double x) const { return {a * x, b * x, g * x, s * x}; }
+  double dot(const Params& p) const { return a * p.alpha + b * p.beta + g * p.gamma + s * p.betaShared; }
 };
 
 enum class Level { Intra, Inter };
 
-// Environment overrides (SPARCOLL_ALPHA, _BETA, _GAMMA); NaN: not set.
+// The parameters of one level for the calls whose bytes (as ruleFor counts
+// them) lie in [lo, hi]. A tuning file may measure several bands per level:
+// shared memory is faster while a call's data stays in cache, a shaped link
+// passes its burst at line rate, a transport switches protocol at a size.
+struct Band {
+  uint64_t lo = 0, hi = UINT64_MAX;
+  Params p;
+};
+
+// Environment overrides (SPARCOLL_ALPHA, _BETA, _GAMMA, _BETA_SHARED); NaN: not set.
 struct Overrides {
-  double alpha = NAN, beta = NAN, gamma = NAN;
+  double alpha = NAN, beta = NAN, gamma = NAN, betaShared = NAN;
 };
 
 struct Tuning;  // model/tuning.h
@@ -50,15 +63,20 @@ struct Model {
   scTransport_t transport = scTransportMpi;
   bool device = false;
   scAlgo_t denseAlgo = scAlgoAuto;  // scConfig_t.algo / SPARCOLL_ALGO: the dense collectives' default
-  // Both levels are always set: a level the tuning file lacks copies the
-  // other one (the built-in defaults are one set for both). given says which
-  // the file had, for the neighbourhood model's rule for a missing level.
-  Params intra, inter;
+  // Both levels always have at least one band, sorted by bytes: a level the
+  // tuning file lacks copies the other one (the built-in defaults are one set
+  // for both). given says which the file had, for the neighbourhood model's
+  // rule for a missing level.
+  std::vector<Band> intra, inter;
   bool intraGiven = false, interGiven = false;
   std::shared_ptr<const Tuning> tuning;  // rules; null without a tuning file
 
   Level level() const { return machines > 1 ? Level::Inter : Level::Intra; }
-  const Params& params() const { return machines > 1 ? inter : intra; }
+  // The parameters for a call of `bytes` at this communicator's level / at a
+  // given level: the band holding bytes, else the nearest band (by ratio), so
+  // a size between or beyond the measured bands takes its closest neighbour.
+  const Params& params(double bytes) const { return paramsAt(level(), bytes); }
+  const Params& paramsAt(Level l, double bytes) const;
 };
 
 // The built-in parameters of a transport (typical figures of each transport;

@@ -244,7 +244,7 @@ class Parser {
 
   ModelEntry model(const json& j, const std::string& path, const std::vector<ModelEntry>& before) const {
     object(j, path);
-    onlyKeys(j, path, {"transport", "memory", "level", "alpha", "beta", "gamma", "fit"});
+    onlyKeys(j, path, {"transport", "memory", "level", "bytes", "alpha", "beta", "gamma", "beta_shared", "fit"});
     ModelEntry e;
     e.transport = transport(need(j, path, "transport", "\"mpi\", \"nccl\" or \"local\""), key(path, "transport"));
     if (const json* m = find(j, "memory")) e.memory = memory(*m, key(path, "memory"));
@@ -254,10 +254,23 @@ class Parser {
     e.params.alpha = number(need(j, path, "alpha", why), key(path, "alpha"));
     e.params.beta = number(need(j, path, "beta", why), key(path, "beta"));
     e.params.gamma = number(need(j, path, "gamma", why), key(path, "gamma"));
+    if (const json* x = find(j, "beta_shared")) e.params.betaShared = number(*x, key(path, "beta_shared"));
+    const json* b = find(j, "bytes");
+    if (b) e.bytes = range<uint64_t>(*b, key(path, "bytes"), &Parser::count);
     if (const json* f = find(j, "fit")) object(*f, key(path, "fit"));
-    for (size_t i = 0; i < before.size(); ++i)
-      if (before[i].transport == e.transport && before[i].memory == e.memory && before[i].level == e.level)
-        fail(path, "repeats models[" + std::to_string(i) + "] (the same transport, memory and level)");
+    // Several entries for one transport, memory and level are bands: each
+    // names its bytes, and no two overlap (a size must have one price).
+    for (size_t i = 0; i < before.size(); ++i) {
+      const ModelEntry& o = before[i];
+      if (o.transport != e.transport || o.memory != e.memory || o.level != e.level) continue;
+      const std::string other = "models[" + std::to_string(i) + "]";
+      if (!b || !hasBytes_[i])
+        fail(path, "repeats " + other + " (the same transport, memory and level; bands of sizes need \"bytes\" on each)");
+      if (e.bytes.lo <= o.bytes.hi && o.bytes.lo <= e.bytes.hi)
+        fail(key(path, "bytes"), "overlaps " + other + ".bytes [" + std::to_string(o.bytes.lo) + ", " +
+                                     std::to_string(o.bytes.hi) + "] (the same transport, memory and level)");
+    }
+    hasBytes_.push_back(b != nullptr);
     return e;
   }
 
@@ -291,6 +304,7 @@ class Parser {
   }
 
   std::string prefix_;
+  mutable std::vector<bool> hasBytes_;  // per models[i] parsed so far: whether it named "bytes"
 };
 
 std::string prefixOf(const std::string& file, const char* origin) {
@@ -310,10 +324,13 @@ int algoByName(int coll, const std::string& name) {
   return -1;
 }
 
-const ModelEntry* Tuning::entry(scTransport_t t, bool device, Level level) const {
+std::vector<const ModelEntry*> Tuning::entries(scTransport_t t, bool device, Level level) const {
+  std::vector<const ModelEntry*> out;
   for (const ModelEntry& e : models)
-    if (e.transport == int(t) && (e.memory < 0 || e.memory == int(device)) && e.level == level) return &e;
-  return nullptr;
+    if (e.transport == int(t) && (e.memory < 0 || e.memory == int(device)) && e.level == level &&
+        (out.empty() || e.memory == out.front()->memory))
+      out.push_back(&e);
+  return out;
 }
 
 const Rule* Tuning::match(int coll, scTransport_t t, bool device, uint64_t P, uint64_t bytes,

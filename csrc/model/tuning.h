@@ -23,11 +23,13 @@ struct Range {
   bool contains(T v) const { return lo <= v && v <= hi; }
 };
 
-// -1 in transport / memory: any.
+// -1 in transport / memory: any. bytes: the calls the entry prices (a band;
+// default all), by the call's bytes as rules count them.
 struct ModelEntry {
   int transport = -1;
   int memory = -1;  // 0 host, 1 device
   Level level = Level::Intra;
+  Range<uint64_t> bytes{0, std::numeric_limits<uint64_t>::max()};
   Params params;
 };
 
@@ -44,8 +46,10 @@ struct Tuning {
   std::vector<ModelEntry> models;
   std::vector<Rule> rules;
 
-  // The first entry for this transport, memory and level; null when none.
-  const ModelEntry* entry(scTransport_t transport, bool device, Level level) const;
+  // The entries (bands) for this transport, memory and level, in file order:
+  // those of the first entry that matches, and every later one with the same
+  // memory key (an entry for "any memory" does not mix with one for "host").
+  std::vector<const ModelEntry*> entries(scTransport_t transport, bool device, Level level) const;
   // The first rule matching the call; null when none.
   const Rule* match(int coll, scTransport_t transport, bool device, uint64_t P, uint64_t bytes,
                     double density) const;

@@ -200,7 +200,9 @@ void buildCombining(Topology& t, Meta& m, const Knobs& kn, const std::vector<std
   std::vector<int> in;
   for (const InNbr& n : t.in) in.push_back(n.rank);
   const Shared s{t.out, sourcesOfOut, in};
-  const Model md{t.comm->model.params().alpha * kMessageOverhead, t.comm->model.params().beta};
+  // Priced at the small blocks the grouping decision is about.
+  const model::Params& pm = t.comm->model.params(double(kSmallBlock));
+  const Model md{pm.alpha * kMessageOverhead, pm.beta};
   const int me = t.rank;
 
   // Step 1: c(me, f) for every rank f sharing an out-neighbour.

@@ -22,8 +22,15 @@ struct Terms {
   Fold f;
   double N;
 
+  // The band of the call's bytes (N values), as a rule would match it.
+  static const model::Params& band(const ModelInput& i) { return i.model->params(double(i.N) * double(i.vsz)); }
+  // A byte on the critical path, shared medium included: the sparse schedules
+  // are symmetric (every rank sends about as much in every step), so all P
+  // ranks put it on the medium.
+  static double perByte(const ModelInput& i) { return band(i).beta + double(i.model->P) * band(i).betaShared; }
+
   explicit Terms(const ModelInput& i)
-      : in(i), a(i.model->params().alpha), b(i.model->params().beta), g(i.model->params().gamma),
+      : in(i), a(band(i).alpha), b(perByte(i)), g(band(i).gamma),
         cs(kSparseEntryCost * g * double(i.vsz)),
         sc(kScatterEntryCost * g * double(i.vsz)),
         // A device communicator reads counts back once per sparse step.

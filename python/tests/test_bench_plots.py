@@ -60,3 +60,58 @@ def test_no_rows(tmp_path):
                              "in_place": False, "time_us": 1}) + "\n")
     proc, _ = _run(tmp_path, [f])
     assert proc.returncode != 0 and "no ring or rabenseifner float rows" in proc.stdout
+
+
+MODEL_SCRIPT = ROOT / "bench" / "plot_model.py"
+
+
+def _validate_rows(P, sites):
+    """sites: {(collective, bytes, density): {algorithm: (measured, predicted)}}, auto picks 'ring'."""
+    for (coll, size, density), algos in sites.items():
+        best = min(algos, key=lambda a: algos[a][0])
+        regret = algos["ring"][0] / algos[best][0] - 1
+        for algo, (measured, predicted) in algos.items():
+            yield {"collective": coll, "algorithm": algo, "count": size // 4, "bytes": size, "density": density,
+                   "seconds": measured, "predicted": predicted, "auto": "ring", "best": best, "regret": regret}
+
+
+def test_model_campaign_report(tmp_path):
+    camp = tmp_path / "camp"
+    camp.mkdir()
+    fit = {"format": "sparcoll-tuning", "version": 1, "source": {"sizes": [1024, 67108864, 4]}, "models": [
+        {"transport": "mpi", "memory": "host", "level": "intra", "alpha": 1e-5, "beta": 2e-9, "gamma": 1e-10,
+         "fit": {"r2": 0.97, "points": 40, "dropped": 1}}], "rules": []}
+    # shm P = 2: errors 10, 30, 10 and 20 % on allreduce (median 15 %), auto best everywhere.
+    shm = {("allreduce", 2048, 0): {"ring": (1.0, 1.1), "recdbl": (2.0, 1.4), "native": (1.5, 9.0)},
+           ("allreduce", 8192, 0): {"ring": (1.0, 0.9), "recdbl": (3.0, 3.6)}}
+    # 1gbit P = 4: allreduce 8 KiB auto 50 % over the best; sparse d=0.01 at 5 %.
+    slow = {("allreduce", 8192, 0): {"ring": (3.0, 3.0), "recdbl": (2.0, 2.0)},
+            ("sparse_allreduce", 65536, 0.01): {"ring": (1.05, 1.0), "dense": (1.0, 1.0)}}
+    for net, P, sites in (("shm", 2, shm), ("1gbit", 4, slow)):
+        (camp / f"{net}-p{P}.json").write_text(json.dumps(fit))
+        (camp / f"{net}-p{P}-check.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in _validate_rows(P, sites)))
+    out = tmp_path / "report"
+    proc = subprocess.run([sys.executable, str(MODEL_SCRIPT), str(camp), "-o", str(out)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout
+    md = out.with_suffix(".md").read_text()
+    rows = [l for l in md.splitlines() if l.startswith("| ")]
+    shm_row = next(l for l in rows if l.startswith("| shared memory | 2 | 1 KiB .. 64 MiB x4 | 15.0 % (4) | "
+                                                    "allreduce recdbl 25.0 % |"))
+    assert "| 2/2 ≤ 10 % |" in shm_row, md
+    slow_row = next(l for l in rows if l.startswith("| TCP shaped to 1 Gbit/s (shared medium) | 4 | 1 KiB .. 64 MiB x4 | "
+                                                     "0.0 % (2) |"))
+    assert "0/1 ≤ 10 %; max 50 % (8 KiB)" in slow_row and "1/1 ≤ 10 %" in slow_row, md
+    assert "| TCP shaped to 1 Gbit/s (shared medium) | 4 | allreduce 8 KiB | ring | recdbl | 50.0 % |" in md, md
+    assert ("Dense median abs. error ≤ 20 %: 2 of 2 runs; every dense algorithm's median ≤ 20 %: 1 of 2 runs. "
+            "Auto within 10 % of the best: 3 of 4 points.") in md, md
+    assert re.search(r"^\| shared memory \| 2 \| intra \| 10\.0 µs \| 2\.000 ns/B \| 0\.100 ns/B \| 0\.970 \| 40 \(1\) \|$",
+                     md, re.M), md
+    assert (out / "shm.png").stat().st_size > 10000 and (out / "1gbit.png").stat().st_size > 10000
+
+
+def test_model_campaign_empty(tmp_path):
+    proc = subprocess.run([sys.executable, str(MODEL_SCRIPT), str(tmp_path), "-o", str(tmp_path / "r")],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert proc.returncode != 0 and "no NET-pP-check.jsonl files" in proc.stdout

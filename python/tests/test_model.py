@@ -36,8 +36,8 @@ def two_levels(tmp_path):
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for v in ("SPARCOLL_ALPHA", "SPARCOLL_BETA", "SPARCOLL_GAMMA", "SPARCOLL_ALGO", "SPARCOLL_TUNING_FILE",
-              "SPARCOLL_MACHINES"):
+    for v in ("SPARCOLL_ALPHA", "SPARCOLL_BETA", "SPARCOLL_GAMMA", "SPARCOLL_BETA_SHARED", "SPARCOLL_ALGO",
+              "SPARCOLL_TUNING_FILE", "SPARCOLL_MACHINES"):
         monkeypatch.delenv(v, raising=False)
 
 

@@ -109,6 +109,111 @@ TEST(Estimate, DenseIsTheReadmeFormulas) {
   EXPECT_EQ(costModel(&cfg, 1, 1, scCollAllReduce, scAlgoRing, 1000).s, 0.0);
 }
 
+// A tuning file with bands: every collective prices a call with the band of
+// its bytes (dense: the full vector; sparse: N values; DSOP: n x m outputs),
+// exactly as a file holding only that band's parameters would.
+TEST(Estimate, BandsFollowTheCallsBytes) {
+  ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), g("SPARCOLL_GAMMA", nullptr),
+      al("SPARCOLL_ALGO", nullptr);
+  auto entry = [](const char* bytes, Abg p) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, R"({"transport": "local", %s"alpha": %.17g, "beta": %.17g, "gamma": %.17g})",
+                  bytes, p.a, p.b, p.g);
+    return std::string(buf);
+  };
+  constexpr Abg kSmall{1e-6, 5e-11, 2e-11}, kLarge{4e-5, 9e-10, 3e-10};
+  const std::string banded = writeTuning(tuningJson("[" + entry(R"("bytes": [65536, 18446744073709551615], )", kLarge) +
+                                                    ", " + entry(R"("bytes": [0, 65535], )", kSmall) + "]"));
+  const std::string small = writeTuning(tuningJson("[" + entry("", kSmall) + "]"));
+  const std::string large = writeTuning(tuningJson("[" + entry("", kLarge) + "]"));
+  scConfig_t cb = configWith(banded.c_str()), cs = configWith(small.c_str()), cl = configWith(large.c_str());
+  for (scConfig_t* c : {&cb, &cs, &cl}) c->transport = scTransportLocal;
+  const int P = 4;
+  const struct {
+    scCollective_t coll;
+    int algo;
+    size_t count;
+    double density;
+    bool largeBand;  // by the call's bytes
+  } calls[] = {
+      {scCollAllReduce, scAlgoRing, 16383, 0, false},        // 65532 B
+      {scCollAllReduce, scAlgoRing, 16384, 0, true},         // 65536 B
+      {scCollReduceScatter, scAlgoRabenseifner, 4096, 0, true},  // 4096 x 4 ranks x 4 B = 64 KiB
+      {scCollReduceScatter, scAlgoRabenseifner, 4095, 0, false},
+      {scCollAllGather, scAlgoRecDbl, 100, 0, false},
+      {scCollBroadcast, scAlgoBinomial, 1 << 20, 0, true},
+      {scCollSparseAllReduce, scSsarRecDbl, 1000, 0.01, false},
+      {scCollSparseAllReduce, scDsarSplitAllGather, 1 << 20, 0.01, true},
+      {scCollDsop, scDsopAllGather, 100, 0, false},  // 100 x 100 x 4 B = 40000 B
+      {scCollDsop, scDsopAllScatter, 200, 0, true},   // 160000 B
+  };
+  for (const auto& c : calls)
+    for (int algo : {c.algo, 0}) {
+      SCOPED_TRACE(testing::Message() << "coll " << c.coll << " algo " << algo << " count " << c.count);
+      const Est got = costModel(&cb, P, 1, c.coll, algo, c.count, scFloat32, c.density);
+      const Est want = costModel(c.largeBand ? &cl : &cs, P, 1, c.coll, algo, c.count, scFloat32, c.density);
+      EXPECT_DOUBLE_EQ(got.s, want.s);
+      EXPECT_EQ(got.pick, want.pick);
+      const Est other = costModel(c.largeBand ? &cs : &cl, P, 1, c.coll, algo, c.count, scFloat32, c.density);
+      EXPECT_NE(got.s, other.s) << "the two bands must give different prices here";
+    }
+}
+
+// The shared-medium term: with beta_shared = 1 and every other parameter 0,
+// a dense estimate is the bytes all ranks send, which the library's own
+// counters (scStats_t) measure on a real call of that size.
+TEST(Estimate, SharedTermIsEveryRanksTraffic) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "the local transport's threads suffice";
+  ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), g("SPARCOLL_GAMMA", nullptr),
+      bs("SPARCOLL_BETA_SHARED", nullptr), al("SPARCOLL_ALGO", nullptr);
+  const std::string file =
+      writeTuning(tuningJson(R"([{"transport": "local", "alpha": 0, "beta": 0, "gamma": 0, "beta_shared": 1}])"));
+  scConfig_t cfg = configWith(file.c_str());
+  cfg.transport = scTransportLocal;
+  const struct {
+    scCollective_t coll;
+    std::vector<scAlgo_t> algos;
+  } colls[] = {{scCollAllReduce, {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl}},
+               {scCollReduceScatter, {scAlgoRing, scAlgoRabenseifner}},
+               {scCollAllGather, {scAlgoRing, scAlgoRecDbl}},
+               {scCollBroadcast, {scAlgoBinomial, scAlgoScatterAllGather}}};
+  for (int P : {2, 3, 4, 5, 6, 7, 8})
+    for (const auto& c : colls)
+      for (scAlgo_t algo : c.algos) {
+        // A count every block divides: the schedules' traffic is then exact.
+        const size_t count = size_t(P) * 840, perCall = c.coll == scCollReduceScatter || c.coll == scCollAllGather
+                                                            ? count / size_t(P)
+                                                            : count;
+        std::vector<uint64_t> sent(static_cast<size_t>(P), 0);
+        sctest::run(
+            P,
+            [&](scComm_t comm, int rank) {
+              std::vector<float> in(count, 1.0f), out(count, 0.0f);
+              SC_OK(comm, scCommResetStats(comm));
+              switch (c.coll) {
+                case scCollAllReduce:
+                  SC_OK(comm, scAllReduce(in.data(), out.data(), perCall, scFloat32, scSum, algo, comm, nullptr));
+                  break;
+                case scCollReduceScatter:
+                  SC_OK(comm, scReduceScatter(in.data(), out.data(), perCall, scFloat32, scSum, algo, comm, nullptr));
+                  break;
+                case scCollAllGather:
+                  SC_OK(comm, scAllGather(in.data(), out.data(), perCall, scFloat32, algo, comm, nullptr));
+                  break;
+                default: SC_OK(comm, scBroadcast(in.data(), perCall, scFloat32, 0, algo, comm, nullptr));
+              }
+              scStats_t st{};
+              SC_OK(comm, scCommGetStats(comm, &st));
+              sent[size_t(rank)] = st.bytesSent;
+            },
+            &cfg);
+        uint64_t total = 0;
+        for (uint64_t x : sent) total += x;
+        SCOPED_TRACE(testing::Message() << "P " << P << " coll " << c.coll << " algo " << algo);
+        EXPECT_DOUBLE_EQ(costModel(&cfg, P, 1, c.coll, algo, perCall).s, double(total));
+      }
+}
+
 // A communicator's estimate is the comm-free model's of its size, on as many
 // machines as it found (local: one; MPI: its shared-memory split, one machine
 // under CTest's mpirun), unless SPARCOLL_MACHINES says otherwise; its picks

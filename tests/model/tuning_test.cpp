@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/harness.h"
+#include "model/model.h"
 #include "model/tuning.h"
 #include "model_util.h"
 
@@ -78,7 +79,8 @@ TEST(TuningFile, EveryErrorNamesFileKeyAndProblem) {
       {tuningJson(R"([{"alpha": 1e-6, "beta": 1e-9, "gamma": 0}])"),
        R"(models[0].transport: missing ("mpi", "nccl" or "local"))"},
       {tuningJson("[" + M + R"(, "transport2": 1}])"),
-       "models[0].transport2: unknown key (expected one of: transport, memory, level, alpha, beta, gamma, fit)"},
+       "models[0].transport2: unknown key (expected one of: transport, memory, level, bytes, alpha, beta, gamma, "
+       "beta_shared, fit)"},
       {tuningJson(R"([{"transport": "tcp", "alpha": 1e-6, "beta": 1e-9, "gamma": 0}])"),
        R"(models[0].transport: is "tcp", expected one of "mpi", "nccl", "local")"},
       {tuningJson("[" + M + R"(, "memory": "gpu"}])"), R"(models[0].memory: is "gpu", expected one of "host", "device")"},
@@ -91,7 +93,13 @@ TEST(TuningFile, EveryErrorNamesFileKeyAndProblem) {
        "models[0].beta: is a boolean, expected a number"},
       {tuningJson("[" + M + R"(, "fit": []}])"), "models[0].fit: is an array, expected an object"},
       {tuningJson("[" + M + "}, " + M + R"(, "memory": "host"}, )" + M + "}]"),
-       "models[2]: repeats models[0] (the same transport, memory and level)"},
+       R"(models[2]: repeats models[0] (the same transport, memory and level; bands of sizes need "bytes" on each))"},
+      {tuningJson("[" + M + R"(, "bytes": [0, 99]}, )" + M + "}]"),
+       R"(models[1]: repeats models[0] (the same transport, memory and level; bands of sizes need "bytes" on each))"},
+      {tuningJson("[" + M + R"(, "bytes": [0, 99]}, )" + M + R"(, "bytes": [99, 200]}])"),
+       "models[1].bytes: overlaps models[0].bytes [0, 99] (the same transport, memory and level)"},
+      {tuningJson("[" + M + R"(, "bytes": [10, 9]}])"), "models[0].bytes: lo 10 > hi 9"},
+      {tuningJson("[" + M + R"(, "bytes": [-1, 9]}])"), "models[0].bytes[0]: is -1, expected an integer >= 0"},
       {rule(R"({"collective": "allreduce", "bytes": [5, 3], "algorithm": "ring"})"), "rules[0].bytes: lo 5 > hi 3"},
       {rule(R"({"collective": "allreduce", "algorithm": "ring"}, {"collective": "allgather", "algorithm": "ring"},
                {"collective": "allreduce", "bytes": [5, 3], "algorithm": "ring"})"),
@@ -168,11 +176,46 @@ TEST(TuningFile, RulesMatchInFileOrder) {
   EXPECT_EQ(algo(scCollReduceScatter, scTransportLocal, false, 3, 5, 0), scAlgoAuto);
   // Model entries: memory-specific or for both; a missing level is absent here
   // (makeModel fills it from the other).
-  EXPECT_EQ(t->entry(scTransportMpi, false, sc::model::Level::Intra), &t->models[0]);
-  EXPECT_EQ(t->entry(scTransportMpi, true, sc::model::Level::Intra), nullptr);
-  EXPECT_EQ(t->entry(scTransportMpi, true, sc::model::Level::Inter), &t->models[1]);
-  EXPECT_EQ(t->entry(scTransportNccl, true, sc::model::Level::Inter), nullptr);
-  EXPECT_EQ(t->entry(scTransportLocal, false, sc::model::Level::Intra), nullptr);
+  using Entries = std::vector<const sc::model::ModelEntry*>;
+  EXPECT_EQ(t->entries(scTransportMpi, false, sc::model::Level::Intra), Entries{&t->models[0]});
+  EXPECT_EQ(t->entries(scTransportMpi, true, sc::model::Level::Intra), Entries{});
+  EXPECT_EQ(t->entries(scTransportMpi, true, sc::model::Level::Inter), Entries{&t->models[1]});
+  EXPECT_EQ(t->entries(scTransportNccl, true, sc::model::Level::Inter), Entries{});
+  EXPECT_EQ(t->entries(scTransportLocal, false, sc::model::Level::Intra), Entries{});
+}
+
+// Bands: several entries of one level, each for its bytes; a size takes the
+// band holding it, else the nearest one by ratio; entries for "any memory"
+// and for "host" do not mix.
+TEST(TuningFile, BandsPriceEachSizeWithItsOwnParameters) {
+  const auto t = parseTuning(tuningJson(R"([
+    {"transport": "mpi", "memory": "host", "bytes": [1000, 1999], "alpha": 2e-6, "beta": 2e-9, "gamma": 2e-10},
+    {"transport": "mpi", "memory": "host", "bytes": [0, 99], "alpha": 1e-6, "beta": 1e-9, "gamma": 1e-10},
+    {"transport": "mpi", "bytes": [0, 18446744073709551615], "alpha": 9e-6, "beta": 9e-9, "gamma": 9e-10}])"),
+                             "bands.json");
+  ASSERT_EQ(t->models.size(), 3u);
+  EXPECT_EQ(t->models[0].bytes.lo, 1000u);
+  EXPECT_EQ(t->models[2].bytes.hi, UINT64_MAX);
+  using Entries = std::vector<const sc::model::ModelEntry*>;
+  EXPECT_EQ(t->entries(scTransportMpi, false, sc::model::Level::Intra), (Entries{&t->models[0], &t->models[1]}));
+  EXPECT_EQ(t->entries(scTransportMpi, true, sc::model::Level::Intra), Entries{&t->models[2]});
+  const sc::model::Model m = sc::model::makeModel(t, {}, scTransportMpi, false, 4, 1, scAlgoAuto);
+  auto alpha = [&](double bytes) { return m.params(bytes).alpha; };
+  EXPECT_EQ(alpha(0), 1e-6);
+  EXPECT_EQ(alpha(99), 1e-6);
+  EXPECT_EQ(alpha(1000), 2e-6);
+  EXPECT_EQ(alpha(1999), 2e-6);
+  EXPECT_EQ(alpha(300), 1e-6);   // in the gap: 300/99 < 1000/300
+  EXPECT_EQ(alpha(350), 2e-6);   // 350/99 > 1000/350
+  EXPECT_EQ(alpha(1e12), 2e-6);  // beyond the last band
+  EXPECT_EQ(m.paramsAt(sc::model::Level::Inter, 50).beta, 1e-9);  // the missing level copies the bands
+  // The environment overrides every band.
+  sc::model::Overrides env;
+  env.beta = 5e-9;
+  const sc::model::Model o = sc::model::makeModel(t, env, scTransportMpi, false, 4, 1, scAlgoAuto);
+  EXPECT_EQ(o.params(50).beta, 5e-9);
+  EXPECT_EQ(o.params(1500).beta, 5e-9);
+  EXPECT_EQ(o.params(1500).alpha, 2e-6);
 }
 
 // The message a failed scCommInitLocal leaves (without the source location).

@@ -50,18 +50,24 @@ def check(doc, args):
     need(isinstance(src.get("quick"), bool), "source.quick")
     models = doc.get("models", [])
     need(isinstance(models, list) and len(models) >= 1, "models: at least one")
-    levels = set()
+    levels = {}  # level -> the bytes ranges of its entries, in order
     for i, m in enumerate(models):
         w = f"models[{i}]"
-        need(set(m) == {"transport", "memory", "level", "alpha", "beta", "gamma", "fit"}, f"{w}: keys {sorted(m)}")
+        keys = {"transport", "memory", "level", "alpha", "beta", "gamma", "beta_shared", "fit"}
+        need(set(m) in (keys, keys | {"bytes"}), f"{w}: keys {sorted(m)}")
         need(m.get("transport") == args.transport and m.get("memory") == src.get("memory"), f"{w}: transport/memory")
-        need(m.get("level") in ("intra", "inter") and m.get("level") not in levels, f"{w}: level")
-        levels.add(m.get("level"))
+        need(m.get("level") in ("intra", "inter"), f"{w}: level")
+        b = m.get("bytes")
+        need(b is None or (isinstance(b, list) and len(b) == 2 and all(isinstance(x, int) and x >= 0 for x in b)
+                           and b[0] <= b[1]), f"{w}.bytes")
+        levels.setdefault(m.get("level"), []).append(b)
         # alpha is always measurably positive; the non-negative fit may hold
         # beta or gamma at 0 on a sweep of small sizes only.
         need(finite(m.get("alpha"), strict=True), f"{w}: alpha > 0")
-        need(finite(m.get("beta")) and finite(m.get("gamma")), f"{w}: beta, gamma >= 0")
-        need(m.get("alpha", 1) < 1 and m.get("beta", 1) < 1e-6 and m.get("gamma", 1) < 1e-6, f"{w}: magnitudes")
+        need(finite(m.get("beta")) and finite(m.get("gamma")) and finite(m.get("beta_shared")),
+             f"{w}: beta, gamma, beta_shared >= 0")
+        need(m.get("alpha", 1) < 1 and all(m.get(k, 1) < 1e-6 for k in ("beta", "gamma", "beta_shared")),
+             f"{w}: magnitudes")
         fit = m.get("fit", {})
         need({"r2", "median_abs_rel_error", "points", "dropped"} <= set(fit), f"{w}.fit: keys {sorted(fit)}")
         need(finite(fit.get("r2"), lo=-math.inf) and fit.get("r2", 2) <= 1, f"{w}.fit.r2")
@@ -72,7 +78,16 @@ def check(doc, args):
         if pp is not None:
             need(set(pp) == {"alpha", "beta", "r2"} and finite(pp["alpha"]) and finite(pp["beta"]),
                  f"{w}.fit.pingpong")
-    need(levels == ({"intra"} if src.get("machines") == 1 else levels), "one machine: the intra level only")
+    need(set(levels) == ({"intra"} if src.get("machines") == 1 else set(levels)), "one machine: the intra level only")
+    # A level is one entry without bytes, or bands that tile every size: from
+    # 0, each starting where the last ended, up to 2^64 - 1.
+    for level, bands in levels.items():
+        if len(bands) == 1 and bands[0] is None:
+            continue
+        ok = all(isinstance(b, list) and len(b) == 2 for b in bands) and len(bands) >= 2
+        ok = ok and bands[0][0] == 0 and bands[-1][1] == 2**64 - 1
+        ok = ok and all(bands[i + 1][0] == bands[i][1] + 1 for i in range(len(bands) - 1))
+        need(ok, f"{level}: bands {bands} do not tile 0 .. 2^64 - 1 in order")
     for i, r in enumerate(doc.get("rules", [])):
         w = f"rules[{i}]"
         coll = r.get("collective")
@@ -95,6 +110,11 @@ def check_raw(path):
     with open(path) as f:
         for i, line in enumerate(f):
             p = json.loads(line)
+            if i == 0:  # the run's facts, for --points
+                src = p.get("source", {})
+                if not (isinstance(src.get("ranks"), int) and src.get("transport") and src.get("memory")):
+                    bad.append(f"{path}:1: expected the {{\"source\": ...}} line, got {line.strip()}")
+                continue
             n += 1
             seen.add((p.get("collective"), p.get("algorithm")))
             if not (p.get("collective") and p.get("algorithm") and finite(p.get("seconds"), strict=True)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace sctune {
 
@@ -25,7 +26,7 @@ Eigen::VectorXd nonNegativeLeastSquares(const Eigen::MatrixXd& A, const Eigen::V
   double bestErr = b.squaredNorm();  // the empty subset: every parameter 0
   // The optimum of a convex problem over x >= 0 is the unconstrained optimum
   // on its own support, so the best feasible subset solution is the optimum.
-  // k is 2 or 3 here: 2^k - 1 small solves.
+  // k is 2 to 4 here: 2^k - 1 small solves.
   for (unsigned mask = 1; mask < (1u << k); ++mask) {
     std::vector<long> cols;
     for (long j = 0; j < k; ++j)
@@ -106,6 +107,128 @@ FitResult fitLinear(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Ei
   for (size_t i = 0; i < use.size(); ++i) r.dropped[i] = !use[i];
   r.nDropped = int(use.size()) - keep;
   return r;
+}
+
+int BandedFit::bandOf(long row) const {
+  for (size_t b = 0; b < bands.size(); ++b)
+    if (std::binary_search(bands[b].rows.begin(), bands[b].rows.end(), row)) return int(b);
+  return -1;
+}
+
+namespace {
+
+// The fits of one cut (cut[b]: the index of band b's first size in xs).
+BandedFit fitCut(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::VectorXd& off,
+                 const std::vector<double>& x, const std::vector<double>& xs, const std::vector<size_t>& cut,
+                 bool outliers) {
+  BandedFit r;
+  const size_t n = size_t(t.size());
+  r.predicted.assign(n, NAN);
+  r.relResidual.assign(n, NAN);
+  r.dropped.assign(n, false);
+  for (size_t b = 0; b < cut.size(); ++b) {
+    BandFit band;
+    band.lo = xs[cut[b]];
+    band.hi = b + 1 < cut.size() ? xs[cut[b + 1] - 1] : xs.back();
+    for (size_t i = 0; i < n; ++i)
+      if (x[i] >= band.lo && x[i] <= band.hi) band.rows.push_back(long(i));
+    band.fit = fitLinear(A(band.rows, Eigen::all), t(band.rows), off(band.rows), outliers);
+    for (size_t k = 0; k < band.rows.size(); ++k) {
+      const size_t i = size_t(band.rows[k]);
+      r.predicted[i] = band.fit.predicted[k];
+      r.relResidual[i] = band.fit.relResidual[k];
+      r.dropped[i] = band.fit.dropped[k];
+    }
+    r.points += band.fit.points;
+    r.nDropped += band.fit.nDropped;
+    r.bands.push_back(std::move(band));
+  }
+  std::vector<double> kept;
+  for (size_t i = 0; i < n; ++i)
+    if (!r.dropped[i]) kept.push_back(std::fabs(r.relResidual[i]));
+  r.medianAbsRelError = median(kept);
+  return r;
+}
+
+double squaredRelError(const BandedFit& f) {
+  double s = 0;
+  for (double e : f.relResidual) s += e * e;
+  return s;
+}
+
+// Leave-one-size-out: each measured size predicted by its band fitted
+// without it; the median |relative error| over all points. More bands always
+// fit the points they were fitted on better; this is what they predict.
+double crossValidated(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::VectorXd& off,
+                      const std::vector<double>& x, const std::vector<double>& xs, const BandedFit& f) {
+  std::vector<double> errs;
+  for (const BandFit& band : f.bands)
+    for (double size : xs) {
+      if (size < band.lo || size > band.hi) continue;
+      std::vector<long> train, test;
+      for (long i : band.rows) (x[size_t(i)] == size ? test : train).push_back(i);
+      if (long(train.size()) <= A.cols()) return INFINITY;  // too few left to fit
+      const FitResult r = fitLinear(A(train, Eigen::all), t(train), off(train), false);
+      for (long i : test) {
+        const double pred = off(i) + A.row(i).dot(r.params);
+        errs.push_back(std::fabs(pred / t(i) - 1));
+      }
+    }
+  return median(errs);
+}
+
+// Every cut of K sizes into `bands` bands of at least minSizes each:
+// calls f(cut) with cut[0] = 0 and increasing starts.
+template <typename F>
+void eachCut(size_t K, int bands, int minSizes, std::vector<size_t>& cut, F&& f) {
+  if (int(cut.size()) == bands) {
+    if (K - cut.back() >= size_t(minSizes)) f(cut);
+    return;
+  }
+  for (size_t s = cut.back() + size_t(minSizes); s + size_t(minSizes) * size_t(bands - int(cut.size())) <= K; ++s) {
+    cut.push_back(s);
+    eachCut(K, bands, minSizes, cut, f);
+    cut.pop_back();
+  }
+}
+
+}  // namespace
+
+BandedFit fitBands(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::VectorXd& offset,
+                   const std::vector<double>& x, int maxBands, int minSizes) {
+  const Eigen::VectorXd off = offset.size() ? offset : Eigen::VectorXd::Zero(t.size());
+  std::vector<double> xs(x);
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  const size_t K = xs.size();
+  minSizes = std::max(minSizes, 1);
+  std::vector<size_t> one{0};
+  BandedFit best = fitCut(A, t, off, x, xs, one, true);
+  double bestCv = crossValidated(A, t, off, x, xs, best);
+  for (int bands = 2; bands <= maxBands && size_t(bands * minSizes) <= K; ++bands) {
+    std::vector<size_t> cut{0}, bestCut;
+    double bestErr = INFINITY;
+    eachCut(K, bands, minSizes, cut, [&](const std::vector<size_t>& c) {
+      const double e = squaredRelError(fitCut(A, t, off, x, xs, c, false));
+      if (e < bestErr) bestErr = e, bestCut = c;
+    });
+    if (bestCut.empty()) break;
+    BandedFit more = fitCut(A, t, off, x, xs, bestCut, true);
+    const double cv = crossValidated(A, t, off, x, xs, more);
+    if (cv < 0.9 * bestCv) best = std::move(more), bestCv = cv;
+  }
+  return best;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> bandBytes(const std::vector<BandFit>& bands) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (size_t b = 0; b < bands.size(); ++b) {
+    const uint64_t lo = b == 0 ? 0 : out.back().second + 1;
+    uint64_t hi = UINT64_MAX;
+    if (b + 1 < bands.size()) hi = std::max(lo, uint64_t(std::llround(std::sqrt(bands[b].hi * bands[b + 1].lo))) - 1);
+    out.emplace_back(lo, hi);
+  }
+  return out;
 }
 
 void geometricCell(const std::vector<double>& xs, size_t i, double* lo, double* hi) {

@@ -7,6 +7,7 @@
 #include <Eigen/Dense>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sctune {
@@ -36,6 +37,39 @@ struct FitResult {
 // the second pass (a fit with as many points as parameters, say).
 FitResult fitLinear(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::VectorXd& offset = {},
                      bool outliers = true);
+
+// A fit in bands of sizes: the points cut by their size (x_i, e.g. bytes)
+// into contiguous bands, each fitted alone by fitLinear. Shared memory is
+// faster while a call stays in cache, a shaped link passes its burst at line
+// rate, a transport switches protocol: one line through all sizes then misses
+// every regime by tens of percent. The cut: for each band count up to
+// maxBands (each band at least minSizes distinct sizes), the cut with the
+// least squared relative error (first pass, no outliers). The band count:
+// the one whose cuts predict best, leave-one-size-out (each size predicted by
+// its band fitted without it; median |relative error|), a count taking over
+// from a smaller one only when at least a tenth better; so a straight line
+// stays one band, and a band is never fitted to its own noise.
+struct BandFit {
+  double lo = 0, hi = 0;       // the smallest and largest size in the band
+  std::vector<long> rows;      // the points in it
+  FitResult fit;               // over those rows (in their order)
+};
+struct BandedFit {
+  std::vector<BandFit> bands;        // by size, ascending
+  std::vector<double> predicted;     // every point, by its band's fit
+  std::vector<double> relResidual;   // every point
+  std::vector<bool> dropped;         // every point
+  int points = 0, nDropped = 0;      // kept and dropped, over all bands
+  double medianAbsRelError = 0;      // median |relResidual| over the kept points
+  int bandOf(long row) const;        // index into bands
+};
+BandedFit fitBands(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::VectorXd& offset,
+                   const std::vector<double>& x, int maxBands = 4, int minSizes = 2);
+
+// The whole-byte bounds of bands of sizes: band i owns [lo_i, hi_i], the
+// first from 0, the last to UINT64_MAX, interior boundaries at the geometric
+// midpoint between one band's largest size and the next band's smallest.
+std::vector<std::pair<uint64_t, uint64_t>> bandBytes(const std::vector<BandFit>& bands);
 
 // The non-negative least-squares solution of min |A x - b|² (unweighted: the
 // caller scales the rows), and its squared error in *sse when not null.

@@ -4,7 +4,9 @@
 // scEstimateTime.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 #include "fit.h"
@@ -72,6 +74,106 @@ TEST_P(FitRecovers, ParametersWithinOnePercentUnderTwoPercentNoise) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, FitRecovers, ::testing::Values(2, 3, 4, 8));
+
+// The shared-medium term: every rank's bytes sent, summed (the library's
+// sharedBytes, written out here for the same rows), plus broadcast's two
+// trees, whose ratio of shared to critical-path bytes differs from the
+// others' (at P = 2 only the broadcasts tell beta from beta_shared).
+struct Row4 {
+  double a, b, g, s;
+};
+std::vector<Row4> sharedRows(int P, double n) {
+  int p2 = 1;
+  while (p2 * 2 <= P) p2 *= 2;
+  const double e = P - p2, lg = std::log2(double(p2));
+  const std::vector<double> shared = {2.0 * (P - 1) * n, 2 * (p2 - 1) * n + 2 * e * n, p2 * lg * n + 2 * e * n,
+                                      (P - 1.0) * n,     (p2 - 1) * n + e * n + e * n / P, (P - 1.0) * n,
+                                      (p2 - 1) * n + e * n + e * n / P};
+  std::vector<Row4> rows;
+  const std::vector<Coef> c = denseColumns(P, n);
+  for (size_t i = 0; i < c.size(); ++i) rows.push_back({c[i].a, c[i].b, c[i].g, shared[i]});
+  const double L = std::ceil(std::log2(double(P)));
+  double blocks = 0;
+  for (int r = 1; r < P; ++r) blocks += std::min(r & -r, P - r);
+  rows.push_back({L, L * n, 0, (P - 1) * n});                                                  // binomial
+  rows.push_back({L + P - 1, 2 * (P - 1.0) / P * n, 0, blocks * n / P + (P - 1) * n});         // scatter_allgather
+  return rows;
+}
+
+class FitRecoversShared : public ::testing::TestWithParam<int> {};
+
+TEST_P(FitRecoversShared, FourParametersWithinOnePercentUnderOnePercentNoise) {
+  const int P = GetParam();
+  const double kShared = kBeta / 2;  // memory bandwidth shared by every rank
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-0.01, 0.01);
+    std::vector<Row4> rows;
+    for (double n = 4; n <= double(256 << 20); n *= 2)
+      for (const Row4& r : sharedRows(P, n)) rows.push_back(r);
+    Eigen::MatrixXd A(long(rows.size()), 4);
+    Eigen::VectorXd t(long(rows.size()));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row4& r = rows[i];
+      A.row(long(i)) << r.a, r.b, r.g, r.s;
+      t(long(i)) = (r.a * kAlpha + r.b * kBeta + r.g * kGamma + r.s * kShared) * (1 + u(rng));
+    }
+    const FitResult f = fitLinear(A, t);
+    // At P = 2 only the two broadcasts tell beta from beta_shared: 2 % there.
+    const double tol = P == 2 ? 0.02 : 0.01;
+    EXPECT_NEAR(f.params(0) / kAlpha, 1, tol) << "P " << P << " seed " << seed;
+    EXPECT_NEAR(f.params(1) / kBeta, 1, tol) << "P " << P << " seed " << seed;
+    EXPECT_NEAR(f.params(2) / kGamma, 1, tol) << "P " << P << " seed " << seed;
+    EXPECT_NEAR(f.params(3) / kShared, 1, tol) << "P " << P << " seed " << seed;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, FitRecoversShared, ::testing::Values(2, 3, 4, 8));
+
+// Bands: up to 64 KiB the times follow one set of parameters, above another
+// (a cache, a burst, a protocol switch); fitBands finds the cut between the
+// two measured sizes and each band's parameters; one regime stays one band.
+TEST(Fit, BandsFindTheRegimes) {
+  const int P = 4;
+  const double small[3] = {1e-6, 1 / 20e9, 1 / 30e9}, large[3] = {2e-5, 1 / 3e9, 1 / 2e9};
+  std::vector<Coef> rows;
+  std::vector<double> x;
+  for (double n = 16; n <= double(64 << 20); n *= 4)
+    for (const Coef& c : denseColumns(P, n)) rows.push_back(c), x.push_back(n);
+  Eigen::MatrixXd A(long(rows.size()), 3);
+  Eigen::VectorXd t(long(rows.size())), one(long(rows.size()));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-0.02, 0.02);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double* p = x[i] <= 65536 ? small : large;
+    A.row(long(i)) << rows[i].a, rows[i].b, rows[i].g;
+    t(long(i)) = (rows[i].a * p[0] + rows[i].b * p[1] + rows[i].g * p[2]) * (1 + u(rng));
+    one(long(i)) = (rows[i].a * large[0] + rows[i].b * large[1] + rows[i].g * large[2]) * (1 + u(rng));
+  }
+  const BandedFit f = fitBands(A, t, {}, x);
+  ASSERT_EQ(f.bands.size(), 2u);
+  EXPECT_EQ(f.bands[0].lo, 16);
+  EXPECT_EQ(f.bands[0].hi, 65536);
+  EXPECT_EQ(f.bands[1].lo, 262144);
+  // What each band's sizes can tell under 2 % noise: alpha and beta below
+  // 64 KiB (gamma is a percent of those times), beta and gamma above.
+  EXPECT_NEAR(f.bands[0].fit.params(0) / small[0], 1, 0.02);
+  EXPECT_NEAR(f.bands[0].fit.params(1) / small[1], 1, 0.02);
+  EXPECT_NEAR(f.bands[1].fit.params(1) / large[1], 1, 0.02);
+  EXPECT_NEAR(f.bands[1].fit.params(2) / large[2], 1, 0.02);
+  EXPECT_LT(f.medianAbsRelError, 0.02);
+  EXPECT_EQ(f.bandOf(0), 0);
+  EXPECT_EQ(f.bandOf(long(rows.size()) - 1), 1);
+  const auto bytes = bandBytes(f.bands);
+  ASSERT_EQ(bytes.size(), 2u);
+  EXPECT_EQ(bytes[0].first, 0u);
+  EXPECT_EQ(bytes[0].second, 131071u);  // the midpoint of 64 KiB and 256 KiB starts the next band
+  EXPECT_EQ(bytes[1].first, 131072u);
+  EXPECT_EQ(bytes[1].second, UINT64_MAX);
+  const BandedFit g = fitBands(A, one, {}, x);
+  EXPECT_EQ(g.bands.size(), 1u) << "one regime, one band";
+  EXPECT_NEAR(g.bands[0].fit.params(1) / large[1], 1, 0.01);
+}
 
 TEST(Fit, ExactDataIsExact) {
   const Data d = synthetic(4, kAlpha, kBeta, kGamma, 0, 1);

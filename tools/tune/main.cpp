@@ -61,6 +61,9 @@ class TuneTool final : public Tool {
            [this](const std::string& v) { validate_ = v; }});
     f.add({0, "raw", "<file>", "also write every measured point as JSON lines",
            [this](const std::string& v) { raw_ = v; }});
+    f.add({0, "points", "<file>", "measure nothing: fit (--output) or check (--validate) the points\n"
+                                  "an earlier run wrote with --raw (its ranks, transport, memory)",
+           [this](const std::string& v) { points_ = v; }});
     f.add({0, "dense-only", "", "skip sparse allreduce and DSOP", [this](const std::string&) { denseOnly_ = true; }});
     f.add({0, "budget", "<s>", "time per point (default 0.25; --quick 0.05)", [this](const std::string& v) {
              budget_ = parseNumber(v, "--budget", 1e-4, 3600);
@@ -101,6 +104,7 @@ class TuneTool final : public Tool {
   }
 
   long long runRank(Group& g, RankState& rs, const Context& ctx) override {
+    if (!points_.empty()) return g.rank() == 0 ? fromPoints() : 0;
     if (g.size() < 2) throw UsageError{"sparcoll-tune needs at least 2 ranks (-p, or mpirun -np)"};
     const Options& o = ctx.o;
     sctune::Setup s;
@@ -136,7 +140,29 @@ class TuneTool final : public Tool {
   }
 
  private:
-  std::string output_, validate_, raw_;
+  // --points: the recorded run's facts and points, no communicator used.
+  long long fromPoints() const {
+    sctune::Setup s;
+    std::vector<sctune::Point> pts;
+    std::string err;
+    if (!sctune::readPoints(points_, &s.src, &pts, &err)) throw UsageError{err};
+    s.transport = s.src.transport == "nccl" ? scTransportNccl : s.src.transport == "local" ? scTransportLocal
+                                                                                          : scTransportMpi;
+    s.output = output_;
+    s.raw = raw_;
+    s.validate = validate_;
+    if (validate_.empty()) {
+      std::printf("# sparcoll-tune (tuning from %s): %d ranks on %d machine%s, %s transport, %s memory, %zu points\n",
+                  points_.c_str(), s.src.ranks, s.src.machines, s.src.machines == 1 ? "" : "s",
+                  s.src.transport.c_str(), s.src.memory.c_str(), pts.size());
+      sctune::fitAndWrite(s, pts, 0);
+    } else {
+      sctune::validatePoints(s, pts);
+    }
+    return 0;
+  }
+
+  std::string output_, validate_, raw_, points_;
   bool quick_ = false, denseOnly_ = false, sizesGiven_ = false;
   double budget_ = 0;
   std::vector<double> densities_{0.001, 0.01, 0.1, 0.5};
@@ -150,7 +176,7 @@ int main(int argc, char** argv) {
   // the unit parameters the fit reads its coefficients with (and the file
   // --validate checks); SPARCOLL_ALGO would change what auto runs. Cleared
   // before any thread starts.
-  for (const char* v : {"SPARCOLL_ALPHA", "SPARCOLL_BETA", "SPARCOLL_GAMMA", "SPARCOLL_ALGO"})
+  for (const char* v : {"SPARCOLL_ALPHA", "SPARCOLL_BETA", "SPARCOLL_GAMMA", "SPARCOLL_BETA_SHARED", "SPARCOLL_ALGO"})
     if (std::getenv(v)) {
       const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
       if (!rank || std::atoi(rank) == 0) std::fprintf(stderr, "sparcoll-tune: ignoring %s\n", v);

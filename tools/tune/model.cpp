@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "common/driver.h"
@@ -44,23 +45,55 @@ std::string isoUtcNow() {
   return s;
 }
 
-std::string tuningJson(const Source& src, const std::vector<ModelEntry>& models, const std::vector<RuleEntry>& rules) {
+namespace {
+
+json sourceJson(const Source& src) {
   int major = 0, minor = 0, patch = 0;
   scGetVersion(&major, &minor, &patch);
+  return {{"tool", "sparcoll-tune"},
+          {"ranks", src.ranks},
+          {"machines", src.machines},
+          {"transport", src.transport},
+          {"memory", src.memory},
+          {"quick", src.quick},
+          {"dense_only", src.denseOnly},
+          {"sparcoll", std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch)},
+          {"budget_s", src.budget},
+          {"sizes", {src.minBytes, src.maxBytes, src.factor}}};
+}
+
+// The source block back; throws (json's exceptions) on a malformed one.
+Source sourceFrom(const json& s) {
+  Source src;
+  src.ranks = s.at("ranks").get<int>();
+  src.machines = s.at("machines").get<int>();
+  src.transport = s.at("transport").get<std::string>();
+  src.memory = s.at("memory").get<std::string>();
+  src.quick = s.value("quick", false);
+  src.denseOnly = s.value("dense_only", false);
+  src.budget = s.value("budget_s", 0.0);
+  if (const auto it = s.find("sizes"); it != s.end() && it->is_array() && it->size() == 3) {
+    src.minBytes = (*it)[0].get<size_t>();
+    src.maxBytes = (*it)[1].get<size_t>();
+    src.factor = (*it)[2].get<size_t>();
+  }
+  if (src.ranks < 2 || src.machines < 1 || (src.transport != "mpi" && src.transport != "nccl" &&
+                                             src.transport != "local") ||
+      (src.memory != "host" && src.memory != "device"))
+    throw std::runtime_error("source: ranks >= 2, machines >= 1, transport mpi|nccl|local, memory host|device");
+  return src;
+}
+
+}  // namespace
+
+std::string sourceLine(const Source& src) { return json{{"source", sourceJson(src)}}.dump(); }
+
+std::string tuningJson(const Source& src, const std::vector<ModelEntry>& models, const std::vector<RuleEntry>& rules) {
   json j;
   j["format"] = "sparcoll-tuning";
   j["version"] = 1;
   j["created"] = isoUtcNow();
-  j["source"] = {{"tool", "sparcoll-tune"},
-                 {"ranks", src.ranks},
-                 {"machines", src.machines},
-                 {"transport", src.transport},
-                 {"memory", src.memory},
-                 {"quick", src.quick},
-                 {"dense_only", src.denseOnly},
-                 {"sparcoll", std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch)},
-                 {"budget_s", src.budget},
-                 {"sizes", {src.minBytes, src.maxBytes, src.factor}}};
+  j["source"] = sourceJson(src);
   j["models"] = json::array();
   for (const ModelEntry& m : models) {
     json fit = {{"r2", num(m.r2)},
@@ -68,13 +101,14 @@ std::string tuningJson(const Source& src, const std::vector<ModelEntry>& models,
                 {"points", m.points},
                 {"dropped", m.dropped}};
     if (m.hasPingpong) fit["pingpong"] = {{"alpha", m.ppAlpha}, {"beta", m.ppBeta}, {"r2", num(m.ppR2)}};
-    j["models"].push_back({{"transport", src.transport},
-                           {"memory", src.memory},
-                           {"level", m.level},
-                           {"alpha", m.p.alpha},
-                           {"beta", m.p.beta},
-                           {"gamma", m.p.gamma},
-                           {"fit", fit}});
+    json e = {{"transport", src.transport}, {"memory", src.memory}, {"level", m.level}};
+    if (m.hasBytes) e["bytes"] = {m.bytesLo, m.bytesHi};
+    e["alpha"] = m.p.alpha;
+    e["beta"] = m.p.beta;
+    e["gamma"] = m.p.gamma;
+    e["beta_shared"] = m.p.betaShared;
+    e["fit"] = fit;
+    j["models"].push_back(e);
   }
   j["rules"] = json::array();
   for (const RuleEntry& r : rules) {
@@ -97,16 +131,55 @@ bool readSource(const std::string& path, Source* src, std::string* err) {
     const json j = json::parse(f);
     if (j.value("format", "") != "sparcoll-tuning" || j.value("version", 0) != 1)
       return *err = "'" + path + "' is not a sparcoll-tuning file of version 1", false;
-    const json& s = j.at("source");
-    src->ranks = s.value("ranks", 0);
-    src->machines = s.value("machines", 0);
-    src->transport = s.value("transport", "");
-    src->memory = s.value("memory", "");
-    src->quick = s.value("quick", false);
+    *src = sourceFrom(j.at("source"));
     return true;
   } catch (const std::exception& e) {
     return *err = "'" + path + "': " + e.what(), false;
   }
+}
+
+bool readPoints(const std::string& path, Source* src, std::vector<Point>* pts, std::string* err) {
+  std::ifstream f(path);
+  if (!f) return *err = "cannot read '" + path + "' (--points)", false;
+  std::string line;
+  size_t n = 0;
+  bool haveSource = false;
+  pts->clear();
+  try {
+    while (std::getline(f, line)) {
+      ++n;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      const json j = json::parse(line);
+      if (j.contains("source")) {
+        *src = sourceFrom(j.at("source"));
+        haveSource = true;
+        continue;
+      }
+      Point p;
+      p.collective = j.at("collective").get<std::string>();
+      p.algorithm = j.at("algorithm").get<std::string>();
+      p.count = j.at("count").get<size_t>();
+      p.bytes = j.at("bytes").get<double>();
+      p.density = j.value("density", 0.0);
+      p.seconds = j.at("seconds").get<double>();
+      p.runs = j.value("runs", 0);
+      p.batch = j.value("batch", 0L);
+      if (!(p.seconds > 0) || !std::isfinite(p.seconds) || !(p.bytes > 0))
+        throw std::runtime_error("seconds and bytes must be positive");
+      pts->push_back(p);
+    }
+  } catch (const std::exception& e) {
+    // json's messages start with "[json.exception.<kind>.<id>] ": keep the readable part.
+    std::string what = e.what();
+    if (const size_t p = what.find("] "); what.rfind("[json.", 0) == 0 && p != std::string::npos)
+      what = what.substr(p + 2);
+    return *err = "'" + path + "' line " + std::to_string(n) + ": " + what, false;
+  }
+  if (!haveSource)
+    return *err = "'" + path + "' has no {\"source\": ...} line (the --raw files of this version start with one)",
+           false;
+  if (pts->empty()) return *err = "'" + path + "' has no points", false;
+  return true;
 }
 
 namespace {

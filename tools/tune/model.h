@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "sparcoll/sparcoll.h"
+#include "sweep.h"
 
 namespace sctune {
 
 struct Params {
-  double alpha = 0, beta = 0, gamma = 0;  // s, s/byte, s/byte
+  double alpha = 0, beta = 0, gamma = 0, betaShared = 0;  // s, s/byte, s/byte, s/byte
 };
 
 // One entry of "models".
@@ -27,6 +28,8 @@ struct ModelEntry {
   int points = 0, dropped = 0;
   bool hasPingpong = false;
   double ppAlpha = 0, ppBeta = 0, ppR2 = 0;
+  bool hasBytes = false;  // a band: the calls of bytes [bytesLo, bytesHi]
+  uint64_t bytesLo = 0, bytesHi = 0;
 };
 
 // One entry of "rules".
@@ -55,6 +58,12 @@ std::string isoUtcNow();
 // Reads a tuning file's "source" block for the messages of --validate;
 // false with *err when the file is not a sparcoll-tuning v1 file.
 bool readSource(const std::string& path, Source* src, std::string* err);
+// The first line of a --raw file: {"source": {...}}, the run's facts.
+std::string sourceLine(const Source& src);
+// A --raw file back (--points): its source line and its points (ping-pong,
+// collectives; the extra keys of either mode ignored). false with *err naming
+// the file and line when it is not one.
+bool readPoints(const std::string& path, Source* src, std::vector<Point>* pts, std::string* err);
 
 // The model a communicator like the measured one (transport, memory, ranks,
 // machines) would hold with the tuning file `json`; local to the caller.

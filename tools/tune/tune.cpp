@@ -19,8 +19,9 @@ namespace sctune {
 
 using scbench::fmt;
 
-void writeRaw(const std::string& path, const std::vector<std::string>& lines) {
+void writeRaw(const std::string& path, const std::vector<std::string>& lines, const Source& src) {
   std::ofstream f(path, std::ios::trunc);
+  f << sourceLine(src) << '\n';
   for (const auto& l : lines) f << l << '\n';
   if (!f.flush()) scbench::fatal("cannot write '" + path + "' (--raw)");
 }
@@ -159,7 +160,7 @@ namespace {
 struct Fits {
   PingFit intra, inter;
   std::vector<const Point*> points;
-  FitResult fit;
+  BandedFit fit;
   std::vector<ModelEntry> models;
 
   // The fit's index of p, or -1 when p was not fitted.
@@ -181,54 +182,85 @@ Fits fitAll(const std::vector<Point>& pts, const Setup& s) {
   const long n = long(f.points.size());
   if (n < 4) scbench::fatal("too few dense points to fit alpha, beta and gamma (widen -b/-e)");
   // Coefficient columns: intra alpha, intra beta, inter alpha, inter beta,
-  // gamma (one local reduction rate on both levels).
-  Eigen::MatrixXd C(n, 5);
-  C.col(0) = column(s, f.points, {1, 0, 0}, {});
-  C.col(1) = column(s, f.points, {0, 1, 0}, {});
-  C.col(2) = column(s, f.points, {}, {1, 0, 0});
-  C.col(3) = column(s, f.points, {}, {0, 1, 0});
-  C.col(4) = column(s, f.points, {0, 0, 1}, {0, 0, 1});
+  // gamma (one local reduction rate on both levels), intra and inter
+  // beta_shared.
+  Eigen::MatrixXd C(n, 7);
+  C.col(0) = column(s, f.points, {1, 0, 0, 0}, {});
+  C.col(1) = column(s, f.points, {0, 1, 0, 0}, {});
+  C.col(2) = column(s, f.points, {}, {1, 0, 0, 0});
+  C.col(3) = column(s, f.points, {}, {0, 1, 0, 0});
+  C.col(4) = column(s, f.points, {0, 0, 1, 0}, {0, 0, 1, 0});
+  C.col(5) = column(s, f.points, {0, 0, 0, 1}, {});
+  C.col(6) = column(s, f.points, {}, {0, 0, 0, 1});
   auto used = [&](int c) { return C.col(c).cwiseAbs().maxCoeff() > 0; };
   Eigen::VectorXd t(n), off = Eigen::VectorXd::Zero(n);
   for (long i = 0; i < n; ++i) t(i) = f.points[size_t(i)]->seconds;
   // The level the collectives' fit belongs to: inter when the model prices
   // this communicator's steps with inter parameters (it does when the ranks
   // span machines). Should it mix levels, the intra part is held at the intra
-  // ping-pong's values and only the inter part is fitted.
-  const bool multi = s.src.machines > 1, interUsed = used(2) || used(3);
+  // ping-pong's values (no shared term) and only the inter part is fitted.
+  // Columns of A: alpha, beta, gamma, beta_shared.
+  const bool multi = s.src.machines > 1, interUsed = used(2) || used(3) || used(6);
   std::string level = multi && interUsed ? "inter" : "intra";
-  Eigen::MatrixXd A(n, 3);
+  Eigen::MatrixXd A(n, 4);
   if (multi && interUsed && (used(0) || used(1)) && f.intra.has) {
-    A << C.col(2), C.col(3), C.col(4);
+    A << C.col(2), C.col(3), C.col(4), C.col(6);
     off = f.intra.f.params(0) * C.col(0) + f.intra.f.params(1) * C.col(1);
   } else if (multi && !interUsed) {
-    A << C.col(0), C.col(1), C.col(4);
+    A << C.col(0), C.col(1), C.col(4), C.col(5);
   } else {
-    A << C.col(0) + C.col(2), C.col(1) + C.col(3), C.col(4);
+    A << C.col(0) + C.col(2), C.col(1) + C.col(3), C.col(4), C.col(5) + C.col(6);
   }
-  f.fit = fitLinear(A, t, off);
-  const FitResult& r = f.fit;
-  const Params fit{r.params(0), r.params(1), r.params(2)};
-  std::printf("# fit, collectives (%s): %d points (native excluded), weights 1/t², parameters >= 0;\n"
-              "#   sizes below 1 KiB are kept: they are alpha-dominated and are what fixes alpha\n"
-              "#   alpha %s, beta %s, gamma %s\n"
-              "#   R² %.4f, median |rel err| %.1f %%, %d dropped (|rel residual| > %.0f %% = max(3 MAD, 50 %%))\n",
-              level.c_str(), int(n), humanTime(fit.alpha).c_str(), nsPerByte(fit.beta).c_str(),
-              nsPerByte(fit.gamma).c_str(), r.r2, 100 * r.medianAbsRelError, r.nDropped, 100 * r.cut);
+  std::vector<double> x;
+  for (const Point* p : f.points) x.push_back(p->bytes);
+  f.fit = fitBands(A, t, off, x);
+  const BandedFit& r = f.fit;
+  const auto bytes = bandBytes(r.bands);
+  std::printf("# fit, collectives (%s): %d points (native excluded), weights 1/t², parameters >= 0, in %zu band%s\n"
+              "#   of sizes (at least 2 sizes each; more bands only where they predict left-out sizes 10 %% better);\n"
+              "#   beta_shared prices every rank's bytes together (a shared medium; 0 on a switched fabric);\n"
+              "#   sizes below 1 KiB are kept: they are alpha-dominated and are what fixes alpha\n",
+              level.c_str(), int(n), r.bands.size(), r.bands.size() == 1 ? "" : "s");
   const PingFit& same = level == "intra" ? f.intra : f.inter;
-  ModelEntry m{level, fit, r.r2, r.medianAbsRelError, r.points, r.nDropped};
-  if (same.has) {
-    m.hasPingpong = true;
-    m.ppAlpha = same.f.params(0);
-    m.ppBeta = same.f.params(1);
-    m.ppR2 = same.f.r2;
+  Params last{};
+  for (size_t b = 0; b < r.bands.size(); ++b) {
+    const FitResult& br = r.bands[b].fit;
+    const Params fit{br.params(0), br.params(1), br.params(2), br.params(3)};
+    last = fit;
+    if (r.bands.size() > 1)
+      std::printf("#   band %zu: %s .. %s measured (bytes [%llu, %llu])\n", b + 1, humanBytes(r.bands[b].lo).c_str(),
+                  humanBytes(r.bands[b].hi).c_str(), (unsigned long long)bytes[b].first,
+                  (unsigned long long)bytes[b].second);
+    std::printf("#   alpha %s, beta %s, gamma %s, beta_shared %s\n"
+                "#   R² %.4f, median |rel err| %.1f %%, %d points, %d dropped (|rel residual| > %.0f %% = max(3 MAD, "
+                "50 %%))\n",
+                humanTime(fit.alpha).c_str(), nsPerByte(fit.beta).c_str(), nsPerByte(fit.gamma).c_str(),
+                nsPerByte(fit.betaShared).c_str(), br.r2,
+                100 * br.medianAbsRelError, br.points, br.nDropped, 100 * br.cut);
+    ModelEntry m{level, fit, br.r2, br.medianAbsRelError, br.points, br.nDropped};
+    if (r.bands.size() > 1) {
+      m.hasBytes = true;
+      m.bytesLo = bytes[b].first;
+      m.bytesHi = bytes[b].second;
+    }
+    if (same.has) {
+      m.hasPingpong = true;
+      m.ppAlpha = same.f.params(0);
+      m.ppBeta = same.f.params(1);
+      m.ppR2 = same.f.r2;
+    }
+    f.models.push_back(m);
   }
+  if (r.bands.size() > 1)
+    std::printf("#   all bands: median |rel err| %.1f %% over %d points, %d dropped\n", 100 * r.medianAbsRelError,
+                r.points, r.nDropped);
   // The other level, when there are several machines: its ping-pong's alpha
   // and beta with the fitted gamma.
   const PingFit& other = level == "intra" ? f.inter : f.intra;
-  if (multi && other.has) f.models.push_back(pingEntry(level == "intra" ? "inter" : "intra", other, fit.gamma));
-  f.models.push_back(m);
-  std::sort(f.models.begin(), f.models.end(), [](const ModelEntry& a, const ModelEntry& b) { return a.level > b.level; });
+  // (gamma: the largest band's, the streaming rate of big reductions)
+  if (multi && other.has) f.models.push_back(pingEntry(level == "intra" ? "inter" : "intra", other, last.gamma));
+  std::stable_sort(f.models.begin(), f.models.end(),
+                   [](const ModelEntry& a, const ModelEntry& b) { return a.level > b.level; });
   return f;
 }
 
@@ -294,9 +326,14 @@ long long runTune(scbench::Group& g, scbench::RankState& rs, const Setup& s) {
   if (intraPeer > 0) sw.pingpong(0, intraPeer, "intra", pts);
   if (interPeer > 0) sw.pingpong(0, interPeer, "inter", pts);
   sw.collectives(pts);
-  const double tSweep = scbench::now() - t0;
   if (!root) return 0;  // rank 0 fits, alone: the model needs no communicator
+  fitAndWrite(s, pts, scbench::now() - t0);
+  return 0;
+}
 
+void fitAndWrite(const Setup& s, const std::vector<Point>& pts, double tSweep) {
+  const double t0 = scbench::now();
+  const int P = s.src.ranks;
   const Fits f = fitAll(pts, s);
   // The fitted model as the library will use it: predictions and picks.
   const bool device = s.src.memory == "device";
@@ -334,11 +371,10 @@ long long runTune(scbench::Group& g, scbench::RankState& rs, const Setup& s) {
                 r.hasDensity ? fmt(", density [%.4g, %.4g]", r.densityLo, r.densityHi).c_str() : "");
   std::ofstream out(s.output, std::ios::trunc);
   if (!(out << text) || !out.flush()) scbench::fatal("cannot write the tuning file '" + s.output + "'");
-  if (!s.raw.empty()) writeRaw(s.raw, rawLines(pts, pred, f));
-  std::printf("# wrote %s: %zu model%s, %zu rule%s; sweep %.1f s, total %.1f s\n", s.output.c_str(), f.models.size(),
+  if (!s.raw.empty()) writeRaw(s.raw, rawLines(pts, pred, f), s.src);
+  std::printf("# wrote %s: %zu model%s, %zu rule%s; sweep %.1f s, fit %.1f s\n", s.output.c_str(), f.models.size(),
               f.models.size() == 1 ? "" : "s", rules.size(), rules.size() == 1 ? "" : "s", tSweep,
               scbench::now() - t0);
-  return 0;
 }
 
 }  // namespace sctune

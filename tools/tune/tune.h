@@ -4,6 +4,7 @@
 // prints and writes.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,22 @@ struct Setup {
 long long runTune(scbench::Group& g, scbench::RankState& rs, const Setup& s);
 long long runValidate(scbench::Group& g, scbench::RankState& rs, const Setup& s);
 
-// Shared by both modes: writes JSON lines (--raw); fatal on failure.
-void writeRaw(const std::string& path, const std::vector<std::string>& lines);
+// Tuning from points already measured (--points): the fit, the rules and
+// the tuning file of runTune, on rank 0 alone. s.src describes the run the
+// points came from.
+void fitAndWrite(const Setup& s, const std::vector<Point>& pts, double tSweep);
+// --validate's report on points already measured: auto's picks and the
+// model's predictions from `m` (a communicator's, or a CostModel of the file).
+using Estimator = std::function<double(const std::string& collective, const std::string& algorithm, size_t count,
+                                       double density, std::string* autoPick)>;
+// --validate on recorded points (--points): the file's model for the recorded
+// run (its ranks, machines, transport), no communicator.
+void validatePoints(const Setup& s, const std::vector<Point>& pts);
+void reportValidation(const Setup& s, const std::vector<Point>& pts, const Estimator& est, double t0);
+
+// Shared by both modes: writes JSON lines (--raw), the first the run's
+// "source" (readPoints reads it back); fatal on failure.
+void writeRaw(const std::string& path, const std::vector<std::string>& lines, const Source& src);
 // A JSON number, or null when v is not finite.
 std::string jsonNumber(double v);
 // The header lines describing the run (rank 0 prints them).

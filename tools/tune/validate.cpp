@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "common/driver.h"
 #include "common/table.h"
@@ -19,29 +21,69 @@ namespace sctune {
 
 using scbench::fmt;
 
+namespace {
+
+// The file's facts against this run's, as notes (rank 0).
+void describeFile(const Setup& s) {
+  Source file;
+  std::string err;
+  if (!readSource(s.validate, &file, &err)) scbench::fatal(err);
+  std::printf("# %s: measured on %d ranks, %d machine%s, %s transport, %s memory%s\n", s.validate.c_str(),
+              file.ranks, file.machines, file.machines == 1 ? "" : "s", file.transport.c_str(), file.memory.c_str(),
+              file.quick ? ", --quick" : "");
+  if (file.transport != s.src.transport || file.memory != s.src.memory)
+    std::printf("# note: the file's models are for %s/%s, this run is %s/%s: the library's defaults apply\n",
+                file.transport.c_str(), file.memory.c_str(), s.src.transport.c_str(), s.src.memory.c_str());
+  if (file.ranks != s.src.ranks)
+    std::printf("# note: the file's rules are for %d ranks, this run has %d\n", file.ranks, s.src.ranks);
+}
+
+}  // namespace
+
 long long runValidate(scbench::Group& g, scbench::RankState& rs, const Setup& s) {
   const bool root = g.rank() == 0;
   const double t0 = scbench::now();
   if (root) {
-    Source file;
-    std::string err;
-    if (!readSource(s.validate, &file, &err)) scbench::fatal(err);
     printHeader(s, "validation");
-    std::printf("# %s: measured on %d ranks, %d machine%s, %s transport, %s memory%s\n", s.validate.c_str(),
-                file.ranks, file.machines, file.machines == 1 ? "" : "s", file.transport.c_str(), file.memory.c_str(),
-                file.quick ? ", --quick" : "");
-    if (file.transport != s.src.transport || file.memory != s.src.memory)
-      std::printf("# note: the file's models are for %s/%s, this run is %s/%s: the library's defaults apply\n",
-                  file.transport.c_str(), file.memory.c_str(), s.src.transport.c_str(), s.src.memory.c_str());
-    if (file.ranks != s.src.ranks)
-      std::printf("# note: the file's rules are for %d ranks, this run has %d\n", file.ranks, s.src.ranks);
+    describeFile(s);
   }
   Sweep sw(g, rs, s.plan);
   std::vector<Point> pts;
   sw.collectives(pts);
   if (!root) return 0;
-
   // rs.comm read the file at creation: its estimates are the library's.
+  reportValidation(
+      s, pts,
+      [&](const std::string& coll, const std::string& algo, size_t count, double density, std::string* pick) {
+        return estimate(rs.comm, coll, algo, count, density, pick);
+      },
+      t0);
+  return 0;
+}
+
+void validatePoints(const Setup& s, const std::vector<Point>& pts) {
+  const double t0 = scbench::now();
+  std::printf("# sparcoll-tune (validation of recorded points): %d ranks on %d machine%s, %s transport, %s memory\n",
+              s.src.ranks, s.src.machines, s.src.machines == 1 ? "" : "s", s.src.transport.c_str(),
+              s.src.memory.c_str());
+  describeFile(s);
+  // The model a communicator of the recorded run would hold with the file.
+  std::ifstream in(s.validate);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const CostModel m(text.str(), s.transport, s.src.memory == "device", s.src.ranks, s.src.machines);
+  std::vector<Point> collectives;
+  for (const Point& p : pts)
+    if (p.collective != "pingpong") collectives.push_back(p);
+  reportValidation(
+      s, collectives,
+      [&](const std::string& coll, const std::string& algo, size_t count, double density, std::string* pick) {
+        return estimate(m, coll, algo, count, density, pick);
+      },
+      t0);
+}
+
+void reportValidation(const Setup& s, const std::vector<Point>& pts, const Estimator& est, double t0) {
   std::map<std::string, std::map<double, std::map<double, std::vector<const Point*>>>> groups;
   for (const Point& p : pts) groups[p.collective][p.density][p.bytes].push_back(&p);
   std::vector<double> regrets, errDense, errAll;
@@ -56,7 +98,7 @@ long long runValidate(scbench::Group& g, scbench::RankState& rs, const Setup& s)
         const Point* best = *std::min_element(algos.begin(), algos.end(),
                                               [](const Point* a, const Point* b) { return a->seconds < b->seconds; });
         std::string pick;
-        estimate(rs.comm, coll, "auto", best->count, density, &pick);
+        est(coll, "auto", best->count, density, &pick);
         const Point* picked = nullptr;
         for (const Point* a : algos)
           if (a->algorithm == pick) picked = a;
@@ -70,7 +112,7 @@ long long runValidate(scbench::Group& g, scbench::RankState& rs, const Setup& s)
         std::string line = fmt("  %-16s %-20s auto %-20s regret %7s |", coll.c_str(), where.c_str(), pick.c_str(),
                                picked ? fmt("%.1f %%", 100 * regret).c_str() : "n/a");
         for (const Point* a : algos) {
-          const double pred = estimate(rs.comm, coll, a->algorithm, a->count, density);
+          const double pred = est(coll, a->algorithm, a->count, density, nullptr);
           const double e = pred / a->seconds - 1;
           const bool native = a->algorithm == "native";
           if (!native) {
@@ -92,9 +134,8 @@ long long runValidate(scbench::Group& g, scbench::RankState& rs, const Setup& s)
   std::printf("# model's median |prediction error| (native excluded): dense %.1f %% over %zu points, "
               "all %.1f %% over %zu points\n",
               100 * median(errDense), errDense.size(), 100 * median(errAll), errAll.size());
-  if (!s.raw.empty()) writeRaw(s.raw, raw);
+  if (!s.raw.empty()) writeRaw(s.raw, raw, s.src);
   std::printf("# validation took %.1f s\n", scbench::now() - t0);
-  return 0;
 }
 
 }  // namespace sctune
