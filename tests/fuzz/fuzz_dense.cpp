@@ -103,7 +103,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // rank*count elements is reduce-scatter's in-place form on that rank only:
   // ranks would then disagree by design (one in place, one overlapping), so
   // such a layout is turned into the in-place one on every rank.
-  if (c.lay.mode == 2 && c.coll == kReduceScatter && esz && c.count && c.lay.shift % (c.count * esz) == 0)
+  // (count x esz can wrap to 0 for a huge count: no in-place shift exists then.)
+  size_t blockBytes = 0;
+  if (c.lay.mode == 2 && c.coll == kReduceScatter && !__builtin_mul_overflow(c.count, esz, &blockBytes) &&
+      blockBytes && c.lay.shift % blockBytes == 0)
     c.lay.mode = 1;
   if (c.lay.mode == 2 && c.coll == kAllGather && c.lay.shift == 0) c.lay.mode = 1;  // in place on rank 0 only
   std::vector<scResult_t> res(P);
