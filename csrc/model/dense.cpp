@@ -76,16 +76,28 @@ Coef criticalPath(Coll coll, scAlgo_t algo, int P, double n) {
   }
 }
 
+// The set bits of 0 .. P-1, summed, in O(log P): bit b is set in
+// (P >> (b+1)) << b of them, plus the part of the last incomplete period.
+double popcountSum(int P) {
+  double s = 0;
+  for (int b = 0; b < 31 && (int64_t(1) << b) < P; ++b) {
+    const int64_t period = int64_t(1) << (b + 1), half = int64_t(1) << b;
+    s += double((int64_t(P) / period) * half + std::max<int64_t>(0, int64_t(P) % period - half));
+  }
+  return s;
+}
+
 // Every rank's bytes sent, summed (what a shared medium carries); the same
 // counts scStats_t reports. e = P - P' ranks fold: the even rank of a pair
 // sends its input up, the odd one the result down.
 double sharedBytes(Coll coll, scAlgo_t algo, int P, double n) {
   if (coll == Coll::Broadcast) {
     if (algo == scAlgoBinomial) return (P - 1) * n;  // each non-root receives the buffer once
-    // scatter: relative rank r receives its subtree's blocks, min(lowbit(r), P - r) of them.
-    double blocks = 0;
-    for (int r = 1; r < P; ++r) blocks += std::min(r & -r, P - r);
-    return blocks * n / P + (P - 1) * n;
+    // scatter: relative rank r receives its subtree's blocks, min(lowbit(r),
+    // P - r) of them. Summed over r, each rank's block is counted once per
+    // non-root rank on its path from the root (parent of x: x - lowbit(x)),
+    // i.e. popcount(x) times: the blocks are the set bits of 0 .. P-1.
+    return popcountSum(P) * n / P + (P - 1) * n;
   }
   const int p2 = pow2Below(P);
   const double e = P - p2, lg = std::log2(double(p2));
