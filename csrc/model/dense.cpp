@@ -97,10 +97,10 @@ double sharedBytes(Coll coll, scAlgo_t algo, int P, double n) {
     // P - r) of them. Summed over r, each rank's block is counted once per
     // non-root rank on its path from the root (parent of x: x - lowbit(x)),
     // i.e. popcount(x) times: the blocks are the set bits of 0 .. P-1.
-    return popcountSum(P) * n / P + (P - 1) * n;
+    return popcountSum(P) * n / P + (P - 1.0) * n;
   }
-  const int p2 = pow2Below(P);
-  const double e = P - p2, lg = std::log2(double(p2));
+  // In doubles: 2 (P' - 1) overflows int for P near 2^31.
+  const double p2 = pow2Below(P), e = P - p2, lg = std::log2(p2);
   switch (coll == Coll::AllReduce ? algo : algo == scAlgoNative ? scAlgoRing : algo) {
     case scAlgoRabenseifner:
       if (coll == Coll::AllReduce) return 2 * (p2 - 1) * n + 2 * e * n;
@@ -108,7 +108,7 @@ double sharedBytes(Coll coll, scAlgo_t algo, int P, double n) {
     case scAlgoRecDbl:
       if (coll == Coll::AllReduce) return p2 * lg * n + 2 * e * n;
       return (p2 - 1) * n + e * n + e * n / P;  // halving reduce-scatter, doubling allgather
-    default: return (coll == Coll::AllReduce ? 2 : 1) * (P - 1) * n;  // ring, native
+    default: return (coll == Coll::AllReduce ? 2.0 : 1.0) * (P - 1.0) * n;  // ring, native
   }
 }
 
