@@ -40,27 +40,31 @@ model::Coef coef(const model::Model& m, scDsopAlgo_t algo, size_t n, size_t m_, 
     case scDsopAllReduce: return collective(m, Coll::AllReduce, scAlgoAuto, N * M * so) + C(N * M, 1);
     case scDsopAllReduceRing: return collective(m, Coll::AllReduce, scAlgoRing, N * M * so) + C(N * M, 1);
     case scDsopGRabenseifner: return vecs + blocks + C(N * M / P, P);
-    case scDsopAllScatter:
+    case scDsopAllScatter: {
       // Every rank scatters alike: P times its bytes on a shared medium.
-      return model::Coef{std::ceil((P - 1) / kScatterGroup), ((N - std::floor(N / P)) + (P - 1) * M) * si, 0,
-                         P * ((N - std::floor(N / P)) + (P - 1) * M) * si} +
-             blocks + C(N * M / P, P);
+      const double sent = ((N - std::floor(N / P)) + (P - 1) * M) * si;
+      return model::Coef{std::ceil((P - 1) / kScatterGroup), sent, 0, P * sent} + blocks + C(N * M / P, P);
+    }
     default: SC_THROW(scInternalError, "no DSOP model for algorithm ", int(algo));
   }
+}
+
+// The call's bytes as rules and bands count them: n x m outputs.
+double outputBytes(size_t n, size_t mm, scDataType_t in) {
+  return double(n) * double(mm) * double(dtypeSize(outputType(in)));
 }
 
 }  // namespace
 
 double predictSeconds(const model::Model& m, scDsopAlgo_t algo, size_t n, size_t mm, scDataType_t in) {
   // Priced with the band of the call's bytes, as a rule would match it.
-  const double bytes = double(n) * double(mm) * double(dtypeSize(outputType(in)));
-  return coef(m, algo, n, mm, in).dot(m.params(bytes));
+  return coef(m, algo, n, mm, in).dot(m.params(outputBytes(n, mm, in)));
 }
 
 scDsopAlgo_t choose(const model::Model& m, scDsopAlgo_t requested, size_t n, size_t mm, scDataType_t in) {
   SC_ARG(requested >= 0 && requested < scNumDsopAlgos, "unknown DSOP algorithm ", int(requested));
   if (requested != scDsopAuto) return requested;
-  const double bytes = double(n) * double(mm) * double(dtypeSize(outputType(in)));
+  const double bytes = outputBytes(n, mm, in);
   if (const int r = model::ruleFor(m, scCollDsop, uint64_t(std::min(bytes, 1.8e19))); r > 0) return scDsopAlgo_t(r);
   if (m.P == 1) return scDsopAllReduce;
   const scDsopAlgo_t order[] = {scDsopAllScatter, scDsopGRabenseifner, scDsopAllReduceRing, scDsopAllReduce,

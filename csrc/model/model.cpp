@@ -67,18 +67,17 @@ Model makeModel(std::shared_ptr<const Tuning> tuning, const Overrides& env, scTr
 
 const Params& Model::paramsAt(Level l, double bytes) const {
   const std::vector<Band>& bands = l == Level::Inter ? inter : intra;
-  // Bands are few (a handful per level): a linear walk.
-  const Band* below = nullptr;  // the last band entirely below bytes
+  // Bands are few (a handful per level), sorted and disjoint: one walk finds
+  // the band holding bytes, else its neighbours below and above.
+  const Band *below = nullptr, *above = nullptr;
   for (const Band& b : bands) {
-    if (bytes >= double(b.lo) && bytes <= double(b.hi)) return b.p;
-    if (double(b.hi) < bytes) below = &b;
-  }
-  const Band* above = nullptr;  // the first band entirely above bytes
-  for (const Band& b : bands)
     if (double(b.lo) > bytes) {
       above = &b;
       break;
     }
+    if (bytes <= double(b.hi)) return b.p;
+    below = &b;
+  }
   if (!below) return above->p;
   if (!above) return below->p;
   // In a gap: the nearer band by ratio (sizes are compared geometrically).
