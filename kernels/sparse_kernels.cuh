@@ -89,10 +89,12 @@ __global__ void foldRunsKernel(const I* keys, const T* vals, const uint64_t* sta
 
 // The split of sorted indices into parts ranges (SparseOps::split): thread p
 // finds where part p starts and how many entries it holds, by the binary
-// searches of the CPU reference.
+// searches of the CPU reference. The count is n, or *nIn when given (a count
+// an earlier kernel left in device memory: no host read in between).
 template <typename I>
-__global__ void splitKernel(const I* idx, uint64_t n, const uint64_t* bounds, int parts, uint64_t* counts,
-                            uint64_t* offs) {
+__global__ void splitKernel(const I* idx, uint64_t n, const uint64_t* nIn, const uint64_t* bounds, int parts,
+                            uint64_t* counts, uint64_t* offs) {
+  if (nIn) n = *nIn;
   for (int p = blockIdx.x * blockDim.x + threadIdx.x; p <= parts; p += gridDim.x * blockDim.x) {
     const uint64_t first = sorted::partStart(idx, n, bounds, parts, p);
     offs[p] = first;

@@ -134,15 +134,16 @@ class CudaOps final : public SparseOps {
     scatter<false>(idx, val, n, lo, dense);
   }
 
-  void split(const void* idx, size_t n, const uint64_t* bounds, int parts, uint64_t* counts, uint64_t* offs) override {
+  void split(const void* idx, size_t n, const uint64_t* nIn, const uint64_t* bounds, int parts, uint64_t* counts,
+             uint64_t* offs) override {
     const DeviceScope on(env_.device);
     // The bounds go to the device in stream order (kernel parameters, no host wait).
     auto* levels = static_cast<uint64_t*>(scratch(kOpsWords, size_t(parts + 1) * 8));
     fromHost(levels, bounds, size_t(parts + 1) * 8);
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);
-      dev::splitKernel<<<blocksFor(uint64_t(parts) + 1), kThreads, 0, stream_>>>(static_cast<const I*>(idx), n, levels,
-                                                                                  parts, counts, offs);
+      dev::splitKernel<<<blocksFor(uint64_t(parts) + 1), kThreads, 0, stream_>>>(static_cast<const I*>(idx), n, nIn,
+                                                                                  levels, parts, counts, offs);
       SC_CUDA_CHECK(cudaGetLastError());
     });
   }

@@ -25,6 +25,15 @@ class Backend {
   virtual void zero(void* dst, size_t bytes, void* stream) = 0;
   virtual void* alloc(size_t bytes) = 0;  // never returns null; throws
   virtual void release(void* p) noexcept = 0;
+  // Scratch for work on `stream`, and its release once the work queued on
+  // `stream` so far is done. A device allocates and frees in stream order
+  // from its memory pool, so growing scratch never waits for the device; the
+  // defaults (host memory) wait for the stream, bounded by dl, and free.
+  virtual void* allocOn(size_t bytes, void* /*stream*/) { return alloc(bytes); }
+  virtual void releaseOn(void* p, void* stream, const Deadline& dl) {
+    sync(stream, dl);
+    release(p);
+  }
   // Blocks the host until `stream`'s work is done, bounded by the deadline.
   virtual void sync(void* stream, const Deadline& dl) = 0;
   // Throws scInvalidArgument if `p` is not memory of this backend's kind.

@@ -181,21 +181,16 @@ char* scComm::scratch(sc::Scratch slot, size_t bytes, void* stream) {
   auto& s = scratch_[i];
   if (s.second < bytes) {
     if (s.first) {
-      // The old buffer may still be in use by work queued on this call's stream
-      // (any kind, torch's non-blocking side streams included) or by earlier
-      // calls on blocking streams (what the legacy stream orders after): wait
-      // for both, bounded by the deadline, since that work may wait on a peer
-      // that never sends. The release's own implicit synchronisation then finds
-      // nothing of this communicator pending. (Earlier calls on other
-      // non-blocking streams would race on scratch anyway: sparcoll.h asks the
-      // caller to order a communicator's calls on different streams.)
-      const sc::Deadline dl = deadline();
-      backend->sync(stream, dl);
-      if (stream) backend->sync(nullptr, dl);
-      backend->release(s.first);
+      // The old buffer may still be in use by work queued on this call's
+      // stream (a transport's rounds included: the stream waits for each),
+      // so it goes back in that stream's order: on a device, to the pool
+      // without any wait, which also means no hang behind a dead peer's
+      // transfer. Earlier calls on other streams were ordered before this one
+      // by the caller, as sparcoll.h asks of calls on different streams.
+      backend->releaseOn(s.first, stream, deadline());
       s = {nullptr, 0};
     }
-    s.first = backend->alloc(bytes);
+    s.first = backend->allocOn(bytes, stream);
     s.second = bytes;
   }
   return static_cast<char*>(s.first);

@@ -44,4 +44,51 @@ class DeviceScope {
   int device_, prev_ = -1;
 };
 
+// An event with timing off (the cheap kind), recorded on `stream`. The
+// caller destroys it (cudaEventDestroy is safe while it is pending).
+inline cudaEvent_t recordEventOn(cudaStream_t stream) {
+  cudaEvent_t ev = nullptr;
+  SC_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  const cudaError_t rc = cudaEventRecord(ev, stream);
+  if (rc != cudaSuccess) {
+    cudaEventDestroy(ev);
+    cudaCheck(rc, "cudaEventRecord", __FILE__, __LINE__);
+  }
+  return ev;
+}
+
+// A transport's own non-blocking stream on one device, for the transfers of
+// its rounds. A round posted on it first waits for the point the caller's
+// stream has reached (so it sees every earlier write and may overwrite every
+// buffer read before), and the caller's stream waits for the round only when
+// the schedule waits for it. Between the two, the caller's stream is free to
+// run other work: the ring's reduction of slice k while slice k+1 moves. One
+// stream per transport keeps its rounds in posting order, as the transport
+// contract requires. Created on first use, so a communicator that never
+// posts a round never makes one.
+class SideStream {
+ public:
+  explicit SideStream(int device) : device_(device) {}
+  ~SideStream() {
+    if (s_ && cudaStreamDestroy(s_) != cudaSuccess) (void)cudaGetLastError();
+  }
+  SideStream(const SideStream&) = delete;
+  SideStream& operator=(const SideStream&) = delete;
+
+  // The stream, made to follow `caller` from here on. Call with device_ current.
+  cudaStream_t after(cudaStream_t caller) {
+    if (!s_) SC_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+    cudaEvent_t ev = recordEventOn(caller);
+    const cudaError_t rc = cudaStreamWaitEvent(s_, ev, 0);
+    cudaEventDestroy(ev);
+    SC_CUDA_CHECK(rc);
+    return s_;
+  }
+  int device() const { return device_; }
+
+ private:
+  const int device_;
+  cudaStream_t s_ = nullptr;
+};
+
 }  // namespace sc

@@ -20,6 +20,7 @@ void readBack(scComm& comm, void* host, const void* dev, size_t bytes, void* str
   comm.backend->sync(stream, comm.deadline());
   comm.backend->copy(host, dev, bytes, stream);
   comm.backend->sync(stream, comm.deadline());
+  ++comm.stats.hostReads;
 }
 
 template <size_t E>

@@ -48,7 +48,7 @@ void toSparseResult(SpCtx& s, Stream r, scSparseResult& R) {
     const SpCtx::Arrays a = s.buffer(h, s.N, s.N);
     s.ops.sparsify(r.val, s.N, 0, a.idx, a.val, s.meta());
     uint64_t n = 0;
-    s.ops.toHost(&n, s.meta(), 8);
+    s.read(&n, s.meta(), 8);
     if (s.rule.sparseOk(n, s.N)) {
       r.dense = false;
       r.n = n;

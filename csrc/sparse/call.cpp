@@ -36,7 +36,7 @@ const char* errText(uint64_t kind) {
   uint64_t v[2] = {0, 0};
   const size_t isz = s.isz;
   auto read = [&](uint64_t i, uint64_t* dst) {
-    s.ops.toHost(dst, static_cast<const char*>(idx) + i * isz, isz);  // little endian: low bytes
+    s.read(dst, static_cast<const char*>(idx) + i * isz, isz);  // little endian: low bytes
   };
   read(pos, &v[1]);
   if (kind == kErrRange)
@@ -157,7 +157,7 @@ Prepared headerRound(SpCtx& s, const CallArgs& a, std::exception_ptr localError)
   Prepared p;
   p.hdr.resize(P);
   std::vector<Header> all(P + 1);
-  s.ops.toHost(all.data(), hb, all.size() * sizeof(Header));
+  s.read(all.data(), hb, all.size() * sizeof(Header));
   if (P > 1) std::copy(all.begin() + 1, all.end(), p.hdr.begin());
   else p.hdr[0] = all[0];
 

@@ -32,21 +32,27 @@ struct Halves {
 };
 
 // A sparse stage: the partial sum is split at the halving point `mid` and the
-// counts are traded (the count round), so each side knows what arrives.
+// counts are traded (the count round), so each side knows what arrives. The
+// previous stage's merged count may still be in ops memory (meta word 0): the
+// split takes it from there, and the one read after the count round brings
+// back both halves' counts, whose sum it is. One host read per stage.
 Halves sparseHalves(SpCtx& s, Stream& cur, const HalvingStage& h, uint64_t mid) {
-  s.settle(cur);
-  auto* dev = reinterpret_cast<StageCounts*>(s.meta());
+  auto* dev = reinterpret_cast<StageCounts*>(s.meta() + 1);  // word 0: the pending count
   if (cur.dense) {
     const uint64_t marks[2] = {kDenseMark, kDenseMark};
     s.ops.fromHost(dev->n, marks, sizeof marks);
   } else {
     const uint64_t bounds[3] = {cur.lo, mid, cur.lo + cur.len};
-    s.ops.split(cur.idx, cur.n, bounds, 2, dev->n, dev->first);
+    s.ops.split(cur.idx, cur.n, cur.nKnown ? nullptr : s.meta(), bounds, 2, dev->n, dev->first);
   }
   const int keepPart = h.lower ? 0 : 1, givePart = 1 - keepPart;  // the lower rank keeps the lower half
   s.c.exchange({P2POp{P2POp::Send, h.peer, &dev->n[givePart], 8}, P2POp{P2POp::Recv, h.peer, &dev->theirs, 8}});
   StageCounts c;
-  s.ops.toHost(&c, dev, sizeof c);
+  s.read(&c, dev, sizeof c);
+  if (!cur.dense && !cur.nKnown) {
+    cur.n = c.n[0] + c.n[1];
+    cur.nKnown = true;
+  }
   return {s.view(cur, c.first[keepPart], c.n[keepPart], h.keepOff, h.keepLen),
           s.view(cur, c.first[givePart], c.n[givePart], h.giveOff, h.giveLen),
           s.receiving(c.theirs, h.keepOff, h.keepLen, s.pick({cur.home}))};

@@ -39,7 +39,7 @@ void* SpCtx::out() { return denseOut_(); }
 
 void SpCtx::settle(Stream& s) {
   if (s.nKnown) return;
-  ops.toHost(&s.n, meta_, 8);
+  read(&s.n, meta_, 8);
   s.nKnown = true;
 }
 
@@ -177,7 +177,7 @@ Stream SpCtx::exchange(int to, Stream* mine, int from, size_t rlo, size_t rlen, 
   c.exchange({P2POp{P2POp::Send, to, meta_, to >= 0 ? size_t(8) : 0},
               P2POp{P2POp::Recv, from, meta_ + 1, from >= 0 ? size_t(8) : 0}});
   uint64_t host[2] = {0, 0};
-  if (pending || from >= 0) ops.toHost(host, meta_, 16);
+  if (pending || from >= 0) read(host, meta_, 16);
   if (pending) {
     mine->n = host[0];
     mine->nKnown = true;
@@ -201,7 +201,7 @@ std::vector<uint64_t> SpCtx::allgatherMeta(Stream* mine) {
   Ctx cu(c.comm, scUint64, scSum, c.stream);
   doublingAllGather(cu, meta_, meta_ + 1, 1);
   std::vector<uint64_t> host(size_t(size) + 1);
-  ops.toHost(host.data(), meta_, host.size() * 8);
+  read(host.data(), meta_, host.size() * 8);
   if (pending) {
     mine->n = host[0];
     mine->nKnown = true;

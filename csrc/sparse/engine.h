@@ -43,6 +43,13 @@ class SpCtx {
   int pick(std::initializer_list<int> busy) const;
   // The dense result buffer (N values), home kOut.
   void* out();
+  // A read by the host of `bytes` of ops memory (on a device, a wait for the
+  // stream: a host round trip), counted in scStats_t.hostReads. Every read of
+  // a count goes through here, so tests can hold a schedule to its reads.
+  void read(void* dst, const void* src, size_t bytes) {
+    ops.toHost(dst, src, bytes);
+    ++c.comm.stats.hostReads;
+  }
   // Words of ops memory for counts (allocated once per call: pending counts survive).
   uint64_t* meta() const { return meta_; }
   size_t metaWords() const { return metaWords_; }

@@ -33,7 +33,8 @@ struct Terms {
       : in(i), a(band(i).alpha), b(perByte(i)), g(band(i).gamma),
         cs(kSparseEntryCost * g * double(i.vsz)),
         sc(kScatterEntryCost * g * double(i.vsz)),
-        // A device communicator reads counts back once per sparse step.
+        // A device communicator reads counts back once per sparse step
+        // (split algorithms: once for the split, once for the owners' sums).
         read(i.model->device ? 15e-6 : 0.0), P(i.model->P), f(i.model->P), N(double(i.N)),
         logMiss(size_t(P) + 1, 0.0) {
     // p is clamped below 1 so the sums stay finite (a full rank then gives a union of N - 1e-13 N).
@@ -96,7 +97,7 @@ struct Terms {
   double split() const {
     const double slice = kmax() / P, len = N / P;
     double t = inputCost() + 2 * (P - 1) * a + read + b * (P - 1) * wire(slice, len);
-    for (int j = 1; j < P; ++j) t += merge(u(0, j) / P, slice, len) + read;
+    for (int j = 1; j < P; ++j) t += merge(u(0, j) / P, slice, len);  // no read: a device owner sorts once
     return t;
   }
   double ringAllGather() const { return (P - 1) * a + b * (P - 1) / P * N * double(in.vsz) + densify(uAll() / P, N / P); }
@@ -123,7 +124,7 @@ struct Terms {
       const double len = N / (2.0 * groupRanks);
       if (groupRanks < G) {
         const double e = groupUnion(groupRanks) / (2.0 * groupRanks);  // entries in the half given away
-        t += 2 * a + 2 * read + b * wire(e, len) + merge(e, e, len);
+        t += 2 * a + read + b * wire(e, len) + merge(e, e, len);
       } else {
         t += a + b * len * double(in.vsz) + dense(len);
       }

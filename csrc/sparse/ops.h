@@ -62,9 +62,12 @@ class SparseOps {
   // Split of sorted indices into parts ranges [bounds[p], bounds[p+1]) (bounds on
   // the host; every index lies in [bounds[0], bounds[parts])): counts[p] entries
   // per part (counts[parts] = 0) and offs[0..parts] their exclusive prefix sums.
-  // counts and offs are parts + 1 words of ops memory.
-  virtual void split(const void* idx, size_t n, const uint64_t* bounds, int parts, uint64_t* counts,
-                     uint64_t* offs) = 0;
+  // counts and offs are parts + 1 words of ops memory. The entry count is n, or,
+  // when nIn is not null, the word *nIn of ops memory, read in stream order: a
+  // count a previous operation left there needs no host read first. nIn must
+  // not be one of the counts/offs words.
+  virtual void split(const void* idx, size_t n, const uint64_t* nIn, const uint64_t* bounds, int parts,
+                     uint64_t* counts, uint64_t* offs) = 0;
   // Dense to sparse: the entries != 0 of dense[0, len) as indices lo + i and
   // values (oi/ov hold len entries); the count goes to *cnt.
   virtual void sparsify(const void* dense, size_t len, uint64_t lo, void* oi, void* ov, uint64_t* cnt) = 0;

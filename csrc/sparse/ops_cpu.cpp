@@ -83,7 +83,9 @@ class CpuOps final : public SparseOps {
     scatter<false>(idx, val, n, lo, dense);
   }
 
-  void split(const void* idx, size_t n, const uint64_t* bounds, int parts, uint64_t* counts, uint64_t* offs) override {
+  void split(const void* idx, size_t n, const uint64_t* nIn, const uint64_t* bounds, int parts, uint64_t* counts,
+             uint64_t* offs) override {
+    if (nIn) n = size_t(*nIn);
     dispatchIndex(it, [&](auto itag) {
       using I = decltype(itag);
       const I* x = static_cast<const I*>(idx);

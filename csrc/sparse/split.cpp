@@ -7,10 +7,83 @@
 // a pattern every transport matches round by round. A range goes on the wire
 // dense when its count would not stay sparse; both sides decide that from the
 // count of the count round.
+//
+// The owner's sum is own range first, then the pieces in arrival order
+// (rank-1, rank-2, ...): a fixed order, so it does not depend on timing, and
+// two ways of computing it give the same bits (every index's values are added
+// left to right either way):
+//   merge — pairwise merges as the pieces arrive, overlapping the transfers
+//           still in flight; each merge's count is read before the next
+//           (free on the host, a host round trip per piece on a GPU);
+//   sort  — after the last piece, one stable sort + in-order sum over own
+//           range and pieces laid end to end (or a dense sum when any piece is
+//           dense or their total would not stay sparse): no read at all, the
+//           count stays on the device until the allgather's count round.
+// SPARCOLL_SPARSE_OWNER_SUM=merge|sort picks one; by default host memory
+// merges and device memory sorts, so a device call reads counts twice (the
+// split's, the owners') instead of P + 1 times.
+#include <cstdlib>
+#include <cstring>
+
 #include "algo/dense.h"
 #include "sparse/schedules.h"
 
 namespace sc::sp {
+namespace {
+
+bool ownerSumBySort(const SpCtx& s) {
+  const char* e = std::getenv("SPARCOLL_SPARSE_OWNER_SUM");
+  if (!e || !*e) return s.ops.onDevice();
+  if (!std::strcmp(e, "sort")) return true;
+  SC_ARG(!std::strcmp(e, "merge"), "SPARCOLL_SPARSE_OWNER_SUM=", e, " is not merge or sort");
+  return false;
+}
+
+// The owner's sum the sort way (see the top of the file), once every piece
+// has arrived. own: this rank's slice of its input; pieces: in arrival order,
+// the sparse ones laid end to end in `a2a` right after room for own's entries.
+Stream sumBySort(SpCtx& s, const Stream& own, const std::vector<Stream>& pieces, const SpCtx::Arrays& a2a,
+                 std::initializer_list<int> busy) {
+  uint64_t total = own.dense ? 0 : own.n;
+  bool dense = own.dense;
+  int nonEmpty = own.elems() ? 1 : 0;
+  const Stream* only = &own;
+  for (const Stream& p : pieces) {
+    dense = dense || p.dense;
+    total += p.dense ? 0 : p.n;
+    if (p.elems()) {
+      ++nonEmpty;
+      only = &p;
+    }
+  }
+  // One operand with entries is the sum already (as merge returns it).
+  if (nonEmpty <= 1) return *only;
+  const int h = s.pick(busy);
+  if (dense || !s.rule.sparseOk(total, own.len)) {
+    Stream acc = s.toDense(own, s.buffer(h, 0, own.len).val, h);
+    for (const Stream& p : pieces) {
+      if (p.dense) s.c.reduce(acc.val, acc.val, p.val, own.len);
+      else s.ops.scatterAdd(p.idx, p.val, p.n, p.lo, acc.val);
+    }
+    return acc;
+  }
+  s.c.comm.backend->copy(a2a.idx, own.idx, own.n * s.isz, s.c.stream);
+  s.c.copy(a2a.val, own.val, own.n);
+  const SpCtx::Arrays o = s.buffer(h, total, total);
+  Stream r = own;
+  r.n = 0;
+  if (total) {
+    s.ops.sortCoalesce(a2a.idx, a2a.val, total, o.idx, o.val, s.meta());
+    r.nKnown = false;  // the count is in meta()[0]
+  }
+  r.idx = o.idx;
+  r.val = o.val;
+  r.home = h;
+  r.writable = true;
+  return r;
+}
+
+}  // namespace
 
 Stream splitReduce(SpCtx& s, const Stream& in) {
   const int P = s.size, me = s.rank;
@@ -26,7 +99,7 @@ Stream splitReduce(SpCtx& s, const Stream& in) {
     std::vector<uint64_t> bounds(P + 1);
     for (int p = 0; p < P; ++p) bounds[p] = B.off(p);
     bounds[P] = s.N;
-    s.ops.split(in.idx, in.n, bounds.data(), P, counts, offs);
+    s.ops.split(in.idx, in.n, nullptr, bounds.data(), P, counts, offs);
   }
   // Count round, straight from the split's output; then one read of everything.
   std::vector<P2POp> cv;
@@ -37,7 +110,7 @@ Stream splitReduce(SpCtx& s, const Stream& in) {
   }
   s.c.exchange(std::move(cv));
   std::vector<uint64_t> h(3 * size_t(P) + 2);
-  s.ops.toHost(h.data(), counts, h.size() * 8);
+  s.read(h.data(), counts, h.size() * 8);
   const uint64_t* hc = h.data();
   const uint64_t* ho = hc + P + 1;
   const uint64_t* hg = ho + P + 1;
@@ -48,9 +121,12 @@ Stream splitReduce(SpCtx& s, const Stream& in) {
   for (int p = 0; p < P; ++p)
     if (p != me && !in.dense && s.denseOnWire(hc[p], B.len(p))) sendVals += B.len(p);
   char* sendBuf = sendVals ? static_cast<char*>(s.buffer(kSendBuf, 0, sendVals).val) : nullptr;
-  // Received ranges land one after another in the all-to-all buffer.
+  // Received ranges land one after another in the all-to-all buffer; summing
+  // by sort keeps room in front of them for this rank's own range.
+  const bool bySort = ownerSumBySort(s);
   const size_t myLen = B.len(me);
-  uint64_t recvIdx = 0, recvVal = 0;
+  const uint64_t front = bySort && !in.dense ? hc[me] : 0;
+  uint64_t recvIdx = front, recvVal = front;
   for (int q = 0; q < P; ++q) {
     if (q == me) continue;
     const bool d = s.denseOnWire(hg[q], myLen);
@@ -61,7 +137,7 @@ Stream splitReduce(SpCtx& s, const Stream& in) {
 
   std::vector<Stream> pieces(P);
   std::vector<std::unique_ptr<Round>> rounds;
-  uint64_t sendOff = 0, ri = 0, rv = 0;
+  uint64_t sendOff = 0, ri = front, rv = front;
   for (int k = 1; k < P; ++k) {
     const int to = (me + k) % P, from = (me - k + P) % P;
     Stream out = slice(to);
@@ -85,9 +161,16 @@ Stream splitReduce(SpCtx& s, const Stream& in) {
     s.addRecv(v, from, r);
     rounds.push_back(s.c.post(std::move(v)));
   }
-  // Own range first, then the pieces in arrival order (rank-1, rank-2, ...):
-  // a fixed order, so the owner's sum does not depend on timing. `in` stays
-  // busy until every round is done: its ranges are still being sent.
+  // Own range first, then the pieces in arrival order. `in` stays busy until
+  // every round is done: its ranges are still being sent.
+  if (bySort) {
+    std::vector<Stream> arrived;
+    for (int k = 1; k < P; ++k) {
+      rounds[k - 1]->wait(s.c.dl);
+      arrived.push_back(pieces[(me - k + P) % P]);
+    }
+    return sumBySort(s, slice(me), arrived, ra, {in.home});
+  }
   Stream acc = s.normalize(slice(me), {in.home});
   for (int k = 1; k < P; ++k) {
     rounds[k - 1]->wait(s.c.dl);

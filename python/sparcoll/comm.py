@@ -197,7 +197,9 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
         """Traffic of sparcoll's own schedules on this rank since the last reset:
         {"bytes_sent", "bytes_recv", "msgs_sent", "msgs_recv"}, and "inter_node_bytes_sent",
         "inter_node_msgs_sent": the part sent to another node, as the neighbourhood collectives
-        count it by their topology's nodes. Native calls are not counted."""
+        count it by their topology's nodes; "host_reads": the times the host read a size that
+        the data determines (sparse collectives; on a GPU each one waits for the stream).
+        Native calls are not counted."""
         return self._h.stats()
 
     def reset_stats(self) -> None:

@@ -96,6 +96,7 @@ py::dict stats(Comm& c) {
   d["msgs_recv"] = s.msgsRecv;
   d["inter_node_bytes_sent"] = s.interNodeBytesSent;
   d["inter_node_msgs_sent"] = s.interNodeMsgsSent;
+  d["host_reads"] = s.hostReads;
   return d;
 }
 

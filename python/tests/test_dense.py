@@ -143,7 +143,7 @@ def test_stats_ring_traffic(P):
     def body(c):
         c.reset_stats()
         assert c.stats() == {"bytes_sent": 0, "bytes_recv": 0, "msgs_sent": 0, "msgs_recv": 0,
-                             "inter_node_bytes_sent": 0, "inter_node_msgs_sent": 0}
+                             "inter_node_bytes_sent": 0, "inter_node_msgs_sent": 0, "host_reads": 0}
         c.allreduce(rank_data(c.rank, n, "float32"), algo="ring")
         s = c.stats()
         c.reset_stats()

@@ -105,14 +105,24 @@ struct OpsSuite {
     SCOPED_TRACE(testing::Message() << "split " << x.size() << " into " << parts);
     const Bytes xi = idxBytes(x);
     std::vector<uint64_t> rc(parts + 1), ro(parts + 1), gc(parts + 1), go(parts + 1);
-    ref->split(xi.data(), x.size(), bounds.data(), parts, rc.data(), ro.data());
+    ref->split(xi.data(), x.size(), nullptr, bounds.data(), parts, rc.data(), ro.data());
     uint64_t* dc = static_cast<uint64_t*>(mem.alloc((parts + 1) * 8));
     uint64_t* dof = static_cast<uint64_t*>(mem.alloc((parts + 1) * 8));
-    sub.split(up(xi), x.size(), bounds.data(), parts, dc, dof);
+    sub.split(up(xi), x.size(), nullptr, bounds.data(), parts, dc, dof);
     sub.toHost(gc.data(), dc, gc.size() * 8);
     sub.toHost(go.data(), dof, go.size() * 8);
     EXPECT_EQ(gc, rc);
     EXPECT_EQ(go, ro);
+    // The count taken from ops memory (a count an earlier operation left
+    // there), with a wrong host count beside it: the same split.
+    uint64_t* dn = static_cast<uint64_t*>(mem.alloc(8));
+    const uint64_t nx = x.size();
+    sub.fromHost(dn, &nx, 8);
+    sub.split(up(xi), x.size() + 7, dn, bounds.data(), parts, dc, dof);
+    sub.toHost(gc.data(), dc, gc.size() * 8);
+    sub.toHost(go.data(), dof, go.size() * 8);
+    EXPECT_EQ(gc, rc) << "count from ops memory";
+    EXPECT_EQ(go, ro) << "count from ops memory";
   }
 
   void scatterCases(const std::vector<uint64_t>& x, uint64_t lo, size_t len) {

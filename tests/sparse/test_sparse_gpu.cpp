@@ -116,7 +116,7 @@ TEST(SparseGpu, OpsKeepTheCallersDevice) {
   ops->scatterAdd(oi, ov, 3, 0, dense);
   expectOn1("scatterAdd");
   const uint64_t bounds[] = {0, 4, 8};
-  ops->split(oi, 3, bounds, 2, cnt, cnt + 3);
+  ops->split(oi, 3, nullptr, bounds, 2, cnt, cnt + 3);
   expectOn1("split");
   ops->sparsify(dense, 8, 0, oi, ov, cnt);
   expectOn1("sparsify");

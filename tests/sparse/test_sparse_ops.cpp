@@ -42,7 +42,7 @@ TEST(SparseOpsCpu, HandComputed) {
 
   const uint64_t bounds[] = {0, 4, 8, 10};
   uint64_t counts[4], offs[4];
-  ops->split(ai, 3, bounds, 3, counts, offs);
+  ops->split(ai, 3, nullptr, bounds, 3, counts, offs);
   EXPECT_EQ(std::vector<uint64_t>(counts, counts + 4), (std::vector<uint64_t>{1, 2, 0, 0}));
   EXPECT_EQ(std::vector<uint64_t>(offs, offs + 4), (std::vector<uint64_t>{0, 1, 3, 3}));
 

@@ -52,6 +52,7 @@ class CudaBackend final : public Backend {
     }
     SC_ARG(device < n, "CUDA device ", device, " does not exist (", n, " device(s) visible)");
     SC_CUDA_CHECK(cudaDeviceGetAttribute(&smCount_, cudaDevAttrMultiProcessorCount, device_));
+    SC_CUDA_CHECK(cudaDeviceGetAttribute(&pools_, cudaDevAttrMemoryPoolsSupported, device_));
   }
 
   Mem mem() const override { return Mem::Device; }
@@ -97,7 +98,28 @@ class CudaBackend final : public Backend {
     return p;
   }
 
-  // cudaFree waits for the device's outstanding work that may still use p.
+  // From the device's default pool in the stream's order (devices without
+  // memory pools: cudaMalloc, and the waiting release of the base class).
+  void* allocOn(size_t bytes, void* stream) override {
+    if (!pools_) return alloc(bytes);
+    DeviceScope on(device_);
+    void* p = nullptr;
+    const cudaError_t rc = cudaMallocAsync(&p, bytes ? bytes : 1, asStream(stream));
+    if (rc != cudaSuccess) {
+      (void)cudaGetLastError();
+      SC_THROW(scCudaError, "cudaMallocAsync of ", bytes, " bytes on device ", device_, " failed: ",
+               cudaGetErrorString(rc));
+    }
+    return p;
+  }
+  void releaseOn(void* p, void* stream, const Deadline& dl) override {
+    if (!pools_) return Backend::releaseOn(p, stream, dl);
+    DeviceScope on(device_);
+    SC_CUDA_CHECK(cudaFreeAsync(p, asStream(stream)));
+  }
+
+  // cudaFree waits for the device's outstanding work that may still use p
+  // (memory from allocOn included).
   void release(void* p) noexcept override {
     if (!p) return;
     try {
@@ -137,6 +159,7 @@ class CudaBackend final : public Backend {
  private:
   const int device_;
   int smCount_ = 1;
+  int pools_ = 0;  // stream-ordered allocation (cudaMallocAsync) supported
 };
 
 std::unique_ptr<Backend> makeCuda(int device) { return std::make_unique<CudaBackend>(device); }

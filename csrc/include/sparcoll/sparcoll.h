@@ -164,6 +164,12 @@ typedef struct {
    * Counted by the schedules that know the nodes: the neighbourhood
    * collectives (neighbor.h), by their topology's nodes. */
   uint64_t interNodeBytesSent, interNodeMsgsSent;
+  /* Reads by the host of sizes that the data determines: the sparse
+   * allreduce's counts (header, count rounds, result size) and sparse DSOP's.
+   * On a device
+   * communicator each read waits for the stream, a host round trip; the
+   * dense collectives make none. */
+  uint64_t hostReads;
 } scStats_t;
 
 const char* scGetErrorString(scResult_t result);

@@ -24,10 +24,14 @@
  * On device communicators each step reads back one small block of counts
  * (one device-to-host copy, after waiting for the stream, bounded by the
  * deadline): a step costs one extra latency (alpha) plus that read, typically
- * 10-30 us on a GPU. Steps: a recursive-doubling stage; the split's count
- * round, then each merge at the owner (its size decides the next merge); a
- * sparse recursive-halving stage of scDsarEarlySwitch reads twice (the merged
- * count, then the halving point with the peer's count).
+ * 10-30 us on a GPU. Reads (scStats_t.hostReads counts them): the header; one
+ * per recursive-doubling stage (own merged count and the partner's together)
+ * and one for the result's count; one per sparse recursive-halving stage of
+ * scDsarEarlySwitch (the split takes the merged count from device memory);
+ * the split algorithms read the split's counts once and the owners' sums once
+ * (device owners sum their pieces with one sort after the last arrives, host
+ * owners merge each piece as it arrives; SPARCOLL_SPARSE_OWNER_SUM=merge|sort
+ * overrides, with bit-identical results).
  *
  * Buffers follow the communicator: host memory on host communicators (mpi,
  * host-local), device memory on device communicators (nccl, device-local).

@@ -13,6 +13,8 @@ void noStreamWait(int, void*, void*) { noCuda(); }
 void noDestroyEvent(void*) {}
 void noCopyAsync(int, void*, const void*, size_t, void*) { noCuda(); }
 void noSynchronize(int, void*) { noCuda(); }
+void* noCreateStream(int) { noCuda(); }
+void noDestroyStream(void*) {}
 
 }  // namespace
 
@@ -21,5 +23,7 @@ ToolkitFn<void(int, void*, void*)> streamWait{noStreamWait};
 ToolkitFn<void(void*)> destroyEvent{noDestroyEvent};
 ToolkitFn<void(int, void*, const void*, size_t, void*)> copyAsync{noCopyAsync};
 ToolkitFn<void(int, void*)> synchronize{noSynchronize};
+ToolkitFn<void*(int)> createStream{noCreateStream};
+ToolkitFn<void(void*)> destroyStream{noDestroyStream};
 
 }  // namespace sc::localdev

@@ -17,5 +17,9 @@ extern ToolkitFn<void(int device, void* stream, void* ev)> streamWait;  // strea
 extern ToolkitFn<void(void* ev)> destroyEvent;                          // never throws
 extern ToolkitFn<void(int device, void* dst, const void* src, size_t bytes, void* stream)> copyAsync;
 extern ToolkitFn<void(int device, void* stream)> synchronize;
+// The transport's own non-blocking stream for its copies, and its release
+// (never throws; pending copies finish first).
+extern ToolkitFn<void*(int device)> createStream;
+extern ToolkitFn<void(void* stream)> destroyStream;
 
 }  // namespace sc::localdev

@@ -2,8 +2,12 @@
 // ordered pair of ranks. A send is published (buffer + size); the receiver
 // copies straight out of the sender's buffer (one copy, no staging) and marks
 // it done; the sender's round completes when all its sends are done. Device
-// buffers: the copy is a cudaMemcpyAsync on the receiver's stream ordered after
-// an event on the sender's stream, and the sender's stream waits for the copy.
+// buffers: the copy is a cudaMemcpyAsync on the receiving transport's own
+// stream, ordered after an event on the sender's stream (the data is there)
+// and one on the receiver's stream at the post (the buffer is free); the
+// receiver's stream waits for the copy in wait(), the sender's stream too. So
+// the receiver's stream runs the schedule's local work between a post and its
+// wait (the ring's reduction of slice k) while the copy of slice k+1 runs.
 // Each send carries its call's sequence number: a receiver meeting a message
 // of another call (ranks that made different calls) reports it instead of
 // taking it, so no call ever consumes another's data.
@@ -119,6 +123,7 @@ class LocalRound final : public Round {
 
   std::vector<std::shared_ptr<SendRec>> sends;
   std::vector<P2POp> recvs;
+  void* recvReady = nullptr;  // device: the receiver's stream at the post
 
  private:
   LocalTransport& t_;
@@ -132,12 +137,18 @@ class LocalTransport final : public Transport {
  public:
   LocalTransport(std::shared_ptr<World> w, int rank, int device)
       : w_(std::move(w)), rank_(rank), device_(device) {}
+  ~LocalTransport() override { localdev::destroyStream(side_); }
   const char* name() const override { return "local"; }
   Mem mem() const override { return device_ >= 0 ? Mem::Device : Mem::Host; }
   int rank() const override { return rank_; }
   int size() const override { return w_->P; }
   World& world() { return *w_; }
   int device() const { return device_; }
+  // The stream of this rank's receive copies (device buffers), made on first use.
+  void* side() {
+    if (!side_) side_ = localdev::createStream(device_);
+    return side_;
+  }
 
   std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void* stream, const Deadline&) override {
     SC_REQUIRE(!aborted_, scInvalidUsage, "local transport was aborted");
@@ -146,7 +157,11 @@ class LocalTransport final : public Transport {
     w_->state[size_t(rank_)].seq = seq_;
     for (const auto& op : ops) {
       SC_ARG(op.peer >= 0 && op.peer < w_->P, "peer ", op.peer, " out of range");
-      if (op.kind == P2POp::Recv) { round->recvs.push_back(op); continue; }
+      if (op.kind == P2POp::Recv) {
+        if (device_ >= 0 && !round->recvReady) round->recvReady = localdev::recordEvent(device_, stream);
+        round->recvs.push_back(op);
+        continue;
+      }
       auto rec = std::make_shared<SendRec>(SendRec{op.buf, op.bytes, seq_, sig_, op.peer});
       if (device_ >= 0) rec->readyEvent = localdev::recordEvent(device_, stream);
       w_->queue(rank_, op.peer).push_back(rec);
@@ -275,6 +290,7 @@ class LocalTransport final : public Transport {
 
   std::shared_ptr<World> w_;
   const int rank_, device_;
+  void* side_ = nullptr;
   bool aborted_ = false;
   uint64_t shrinks_ = 0;  // scCommShrink calls made so far
 };
@@ -350,9 +366,12 @@ void LocalRound::wait(const Deadline& dl) {
     const bool match = rec->bytes == r.bytes;
     if (match && r.bytes) {
       if (dev >= 0) {
-        localdev::streamWait(dev, stream_, rec->readyEvent);
-        localdev::copyAsync(dev, r.buf, rec->buf, r.bytes, stream_);
-        rec->doneEvent = localdev::recordEvent(dev, stream_);
+        void* side = t_.side();
+        localdev::streamWait(dev, side, recvReady);
+        localdev::streamWait(dev, side, rec->readyEvent);
+        localdev::copyAsync(dev, r.buf, rec->buf, r.bytes, side);
+        rec->doneEvent = localdev::recordEvent(dev, side);
+        localdev::streamWait(dev, stream_, rec->doneEvent);
       } else {
         std::memcpy(r.buf, rec->buf, r.bytes);
       }
@@ -397,6 +416,7 @@ LocalRound::~LocalRound() {
     if (s->readyEvent) localdev::destroyEvent(s->readyEvent);
     if (s->doneEvent) localdev::destroyEvent(s->doneEvent);
   }
+  if (recvReady) localdev::destroyEvent(recvReady);
 }
 
 void LocalTransport::reduceBlock(const std::vector<const void*>& S, void* dst, size_t srcOff, size_t dstOff,

@@ -1,5 +1,10 @@
 // NCCL transport: device buffers; a round is ncclGroupStart, ncclSend/ncclRecv
-// on the caller's stream, ncclGroupEnd. The communicator is nonblocking
+// on the transport's side stream (core/cuda_util.h SideStream), ncclGroupEnd.
+// The side stream follows the caller's stream at each post, and the caller's
+// stream waits for a round only when the schedule waits for it, so a
+// schedule's local work between the two (the ring reducing slice k while
+// slice k+1 moves) overlaps the transfer. Native collectives and the barrier
+// stay on the caller's stream. The communicator is nonblocking
 // (config.blocking = 0) so that no NCCL call can block the host without a
 // deadline: every call that answers ncclInProgress is polled with
 // ncclCommGetAsyncError until done or until the deadline, after which the
@@ -26,21 +31,32 @@ cudaStream_t asStream(void* s) { return static_cast<cudaStream_t>(s); }
 
 class NcclTransport;
 
-// Stream-ordered: the transfers were enqueued by post(); waiting only checks
-// that NCCL has not failed asynchronously since.
+// Stream-ordered: the transfers were enqueued on the side stream by post(),
+// which recorded `done` after them; waiting makes the caller's stream wait for
+// `done` (the host never blocks) and checks that NCCL has not failed
+// asynchronously since. A round dropped unwaited (an error path) still orders
+// the caller's stream after it, so nothing the caller frees on its stream is
+// freed under a transfer.
 class NcclRound final : public Round {
  public:
-  explicit NcclRound(NcclTransport& t) : t_(t) {}
+  NcclRound(NcclTransport& t, cudaStream_t caller, cudaEvent_t done) : t_(t), caller_(caller), done_(done) {}
+  ~NcclRound() override {
+    if (!waited_ && cudaStreamWaitEvent(caller_, done_, 0) != cudaSuccess) (void)cudaGetLastError();
+    if (cudaEventDestroy(done_) != cudaSuccess) (void)cudaGetLastError();
+  }
   void wait(const Deadline&) override;
 
  private:
   NcclTransport& t_;
+  const cudaStream_t caller_;
+  const cudaEvent_t done_;
+  bool waited_ = false;
 };
 
 class NcclTransport final : public Transport {
  public:
   NcclTransport(ncclComm_t comm, int rank, int size, int device, double timeout)
-      : comm_(comm), rank_(rank), size_(size), device_(device), timeout_(timeout) {
+      : comm_(comm), rank_(rank), size_(size), device_(device), timeout_(timeout), side_(device) {
     DeviceScope on(device_);
     SC_CUDA_CHECK(cudaMalloc(&barrierBuf_, sizeof(int)));
     SC_CUDA_CHECK(cudaMemset(barrierBuf_, 0, sizeof(int)));
@@ -73,6 +89,7 @@ class NcclTransport final : public Transport {
     ready();
     for (const auto& op : ops)
       SC_ARG(op.peer >= 0 && op.peer < size_, "peer ", op.peer, " out of range [0, ", size_, ")");
+    const cudaStream_t s = side_.after(asStream(stream));
     SC_NCCL_CHECK(comm_, ncclGroupStart());
     ncclResult_t rc = ncclSuccess;
     const char* failed = nullptr;
@@ -80,8 +97,8 @@ class NcclTransport final : public Transport {
       if (op.bytes == 0) continue;  // both sides skip: sizes come from the same layout
       // size_t counts: no splitting needed (NCCL >= 2.x takes 64-bit counts).
       rc = op.kind == P2POp::Send
-               ? ncclSend(op.buf, op.bytes, ncclInt8, op.peer, comm_, asStream(stream))
-               : ncclRecv(op.buf, op.bytes, ncclInt8, op.peer, comm_, asStream(stream));
+               ? ncclSend(op.buf, op.bytes, ncclInt8, op.peer, comm_, s)
+               : ncclRecv(op.buf, op.bytes, ncclInt8, op.peer, comm_, s);
       if (rc != ncclSuccess && rc != ncclInProgress) {
         failed = op.kind == P2POp::Send ? "ncclSend" : "ncclRecv";
         break;
@@ -91,7 +108,7 @@ class NcclTransport final : public Transport {
     const ncclResult_t end = ncclGroupEnd();
     if (failed) ncclCheck(rc, comm_, failed, __FILE__, __LINE__);
     SC_NCCL_CALL(comm_, dl, end);
-    return std::make_unique<NcclRound>(*this);
+    return std::make_unique<NcclRound>(*this, asStream(stream), recordEventOn(s));
   }
 
   // A one-element allreduce that every rank must join, then a bounded wait for
@@ -168,9 +185,14 @@ class NcclTransport final : public Transport {
   const double timeout_;
   void* barrierBuf_ = nullptr;
   bool revoked_ = false;
+  SideStream side_;
 };
 
-void NcclRound::wait(const Deadline&) { t_.ready(); }
+void NcclRound::wait(const Deadline&) {
+  waited_ = true;
+  SC_CUDA_CHECK(cudaStreamWaitEvent(caller_, done_, 0));
+  t_.ready();
+}
 
 // Collective over the ranks not excluded. After a revoke (an earlier failure
 // or scCommAbort) the parent is waited for until quiescent, as ncclCommShrink

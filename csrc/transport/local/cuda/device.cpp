@@ -1,6 +1,6 @@
 // CUDA side of the local transport on device buffers (transport/local/transport.cpp):
-// events order a receiver's copy after the sender's stream reached the send,
-// and the sender's stream after the copy. A copy between two devices goes peer
+// events order a receiver's copy (on the transport's own stream) after the
+// sender's stream reached the send, and the sender's stream after the copy. A copy between two devices goes peer
 // to peer when the hardware allows it; peer access is enabled once per ordered
 // pair.
 #include <cuda_runtime_api.h>
@@ -46,14 +46,7 @@ void enablePeer(int device, int peer) {
 
 void* record(int device, void* stream) {
   DeviceScope on(device);
-  cudaEvent_t ev = nullptr;
-  SC_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-  const cudaError_t rc = cudaEventRecord(ev, asStream(stream));
-  if (rc != cudaSuccess) {
-    cudaEventDestroy(ev);
-    cudaCheck(rc, "cudaEventRecord", __FILE__, __LINE__);
-  }
-  return ev;
+  return recordEventOn(asStream(stream));
 }
 
 void waitFor(int device, void* stream, void* ev) {
@@ -79,8 +72,21 @@ void sync(int device, void* stream) {
   SC_CUDA_CHECK(cudaStreamSynchronize(asStream(stream)));
 }
 
+void* newStream(int device) {
+  DeviceScope on(device);
+  cudaStream_t s = nullptr;
+  SC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return s;
+}
+
+void dropStream(void* s) noexcept {
+  if (s && cudaStreamDestroy(asStream(s)) != cudaSuccess) (void)cudaGetLastError();
+}
+
 }  // namespace
 
+SC_PROVIDE(createStream, newStream);
+SC_PROVIDE(destroyStream, dropStream);
 SC_PROVIDE(recordEvent, record);
 SC_PROVIDE(streamWait, waitFor);
 SC_PROVIDE(destroyEvent, destroy);
