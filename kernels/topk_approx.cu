@@ -44,78 +44,21 @@
 
 #include "topk/dispatch.h"
 #include "topk/select_math.h"
+#include "topk_approx_common.cuh"
 #include "topk_device.cuh"
 
 namespace sc {
 namespace topk {
 namespace {
 
-using Count = unsigned long long;
 using TileState = cub::ScanTileState<Count>;
 using PlusOp = ::cuda::std::plus<Count>;
-
-// Per-bucket counts of fixed output (the caller may read their sums).
-struct BucketCounts {
-  Count selected, deferred;
-};
-struct CountsPlus {
-  __host__ __device__ BucketCounts operator()(const BucketCounts& a, const BucketCounts& b) const {
-    return BucketCounts{a.selected + b.selected, a.deferred + b.deferred};
-  }
-};
 
 template <int Threads, int Items>
 struct TileCfg {
   static constexpr int kThreads = Threads, kItems = Items;
 };
 enum class Tile { Auto, T128x4, T64x8, T256x8 };
-
-struct ApproxArgs {
-  const void* grad;
-  void* residual;  // null without error feedback
-  void* indices;
-  void* values;
-  uint64_t n, k, bucket, capacity, seed, step;
-  bool atMost, fixed, idx64;
-  Count* total;             // variable output: the stream's selected count (the last bucket writes it)
-  BucketCounts* perBucket;  // fixed output: per-bucket counts, or null when nobody reads them
-};
-
-template <typename T>
-__device__ __forceinline__ T lo(T a, T b) {
-  return b < a ? b : a;
-}
-template <typename T>
-__device__ __forceinline__ T hi(T a, T b) {
-  return a < b ? b : a;
-}
-
-template <typename T>
-struct MaxOp {
-  __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
-};
-
-// One thread's ITEMS consecutive elements (blocked arrangement) moved with the
-// widest aligned vector accesses: 16 bytes when the run is a multiple of 16.
-template <typename Bits, int ITEMS>
-struct VecIO {
-  static constexpr int kBytes = ITEMS * int(sizeof(Bits));
-  using V = ::cuda::std::conditional_t<kBytes % 16 == 0, uint4, ::cuda::std::conditional_t<kBytes % 8 == 0, uint2, Bits>>;
-  static constexpr int kN = kBytes / int(sizeof(V));
-  static __device__ __forceinline__ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % sizeof(V) == 0; }
-  static __device__ __forceinline__ void load(const Bits* p, Bits (&x)[ITEMS]) {
-    V v[kN];
-#pragma unroll
-    for (int i = 0; i < kN; ++i) v[i] = reinterpret_cast<const V*>(p)[i];
-    ::memcpy(x, v, kBytes);
-  }
-  static __device__ __forceinline__ void store(Bits* p, const Bits (&x)[ITEMS]) {
-    V v[kN];
-    ::memcpy(v, x, kBytes);
-#pragma unroll
-    for (int i = 0; i < kN; ++i) reinterpret_cast<V*>(p)[i] = v[i];
-  }
-};
 
 template <class F, int BLOCK, int ITEMS>
 class BucketBlock {
@@ -245,49 +188,13 @@ class BucketBlock {
     return sum;
   }
 
-  __device__ bool pick(Bits x, uint32_t q, uint32_t u, bool in) const {
-    if (!in) return false;
-    if (!F::finite(F::absBits(x))) return true;  // NaN/Inf: always sent, never kept
-    return chooses(dec_, u, q);
-  }
-
-  // Selection flags of the tile at offset off. Element i draws word i % 4 of
-  // Philox block i / 4 (philox.h). When the thread's run starts at a multiple
-  // of 4 (block-uniform: ITEMS % 4 == 0 and 4 | s+off), each block is drawn
-  // once and its words used in order; otherwise blocks are drawn per group.
+  // Selection flags of the tile at offset off (the thread's run: selectRun).
   template <typename C>
   __device__ void flags(uint64_t off, const Bits (&acc)[ITEMS], const uint32_t (&q)[ITEMS], C (&sel)[ITEMS]) const {
-    const int v = valid(off);
-    const uint64_t first = s_ + off + uint64_t(pos(0));
-    if (ITEMS % 4 == 0 && (first & 3) == 0) {
-#pragma unroll
-      for (int g = 0; g < ITEMS; g += 4) {
-        const Philox4 blk = philoxBlock(a_.seed, a_.step, Domain::Select, (first >> 2) + uint64_t(g / 4));
-#pragma unroll
-        for (int w = 0; w < 4; ++w) sel[g + w] = pick(acc[g + w], q[g + w], blk.v[w], pos(g + w) < v);
-      }
-      return;
-    }
-    uint64_t group = ~uint64_t(0);
-    Philox4 blk{{0, 0, 0, 0}};
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const uint64_t i = first + uint64_t(j);
-      if (pos(j) < v && (i >> 2) != group) {
-        group = i >> 2;
-        blk = philoxBlock(a_.seed, a_.step, Domain::Select, group);
-      }
-      sel[j] = pick(acc[j], q[j], word(blk, uint32_t(i & 3)), pos(j) < v);
-    }
+    selectRun<F, ITEMS>(dec_, a_.seed, a_.step, s_ + off + uint64_t(pos(0)), valid(off) - pos(0), acc, q, sel);
   }
 
-  __device__ void put(uint64_t slot, uint64_t index, Bits v) const {
-    if (a_.idx64)
-      static_cast<uint64_t*>(a_.indices)[slot] = index;
-    else
-      static_cast<uint32_t*>(a_.indices)[slot] = uint32_t(index);
-    static_cast<Bits*>(a_.values)[slot] = v;
-  }
+  __device__ void put(uint64_t slot, uint64_t index, Bits v) const { putEntry(a_, slot, index, v); }
 
   // New residual of the tile: acc where not sent, +0 where sent.
   __device__ void storeResidual(uint64_t off, const Bits (&acc)[ITEMS], const bool (&sent)[ITEMS]) {
@@ -461,9 +368,19 @@ Tile tileSetting() {
   SC_THROW(scInvalidArgument, "SPARCOLL_TOPK_TILE='", e, "' is not one of auto, 128x4, 64x8, 256x8");
 }
 
+// SPARCOLL_TOPK_KERNEL: the thread-block-per-bucket design (this file; the
+// default, verified on a GPU) or the split design (topk_approx_split.cu).
+bool splitDesign() {
+  const char* e = std::getenv("SPARCOLL_TOPK_KERNEL");
+  if (!e || !*e || std::strcmp(e, "block") == 0) return false;
+  if (std::strcmp(e, "split") == 0) return true;
+  SC_THROW(scInvalidArgument, "SPARCOLL_TOPK_KERNEL='", e, "' is not one of block, split");
+}
+
 }  // namespace
 
 Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call) {
+  if (splitDesign()) return approxDeviceSplit(p, b, call);
   Tile tile = tileSetting();
   if (tile == Tile::Auto) tile = p.bucket <= 512 ? Tile::T128x4 : Tile::T256x8;
   DeviceScope scope(call.device);
@@ -494,27 +411,7 @@ Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call) 
       default: launch<F, TileCfg<128, 4>>(a, buckets, tiles, s); break;
     }
   });
-  Outcome o;
-  o.nnz = p.k;
-  if (!fixed) {
-    Count h = 0;
-    readBack(&h, total, sizeof h, s, call.timeoutSeconds);
-    o.selected = h;
-    o.nnz = h < p.capacity ? h : p.capacity;
-    o.deferred = h - o.nnz;
-  } else if (call.readCounts) {
-    BucketCounts* sum = scratch.get<BucketCounts>(1);
-    size_t bytes = 0;
-    SC_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, perBucket, sum, buckets, CountsPlus{},
-                                            BucketCounts{0, 0}, s));
-    SC_CUDA_CHECK(cub::DeviceReduce::Reduce(scratch.get<char>(bytes), bytes, perBucket, sum, buckets, CountsPlus{},
-                                            BucketCounts{0, 0}, s));
-    BucketCounts h{0, 0};
-    readBack(&h, sum, sizeof h, s, call.timeoutSeconds);
-    o.selected = h.selected;
-    o.deferred = h.deferred;
-  }
-  return o;
+  return approxOutcome(p, call, scratch, s, total, perBucket, uint64_t(buckets));
 }
 
 }  // namespace topk

@@ -12,6 +12,10 @@ namespace topk {
 // Bucketed methods. Without readCounts only nnz is meaningful, and only for
 // fixed output (= k); variable output always reads its count back.
 Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call);
+// The split design of the bucketed methods (a warp per small bucket, blocks
+// per chunk of a large one), which approxDevice runs under
+// SPARCOLL_TOPK_KERNEL=split.
+Outcome approxDeviceSplit(const Params& p, const Buffers& b, const DeviceCall& call);
 // Exact and threshold. Exact knows its count (k) without waiting; threshold
 // always reads the candidate count back.
 Outcome exactDevice(const Params& p, const Buffers& b, const DeviceCall& call);
