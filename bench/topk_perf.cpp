@@ -9,8 +9,8 @@
 // bytes a selection cannot avoid -- read N values, write the selected (index,
 // value) pairs; with --feedback also read and write the residual -- at the peak
 // bandwidth: a measured device-to-device (or host) memcpy, or --peak-gbs.
-// The exact method here is the CUB radix-sort-based exact top-k (cub::DeviceTopK
-// is not in CCCL 3.0; the code switches to it where the CCCL has it). With
+// The exact method is a radix select of the k-th largest magnitude (one pass
+// over the data per 11-bit digit) and one select pass, on both sides. With
 // --torch (default: python3 when torch imports) torch.topk(|x|, k) runs on the
 // same data through bench/topk_torch.py and a speedup column is printed.
 // --check (default on) compares the device result of step 0 with the CPU
@@ -289,8 +289,8 @@ long long Topk::runRank(Group&, RankState& rs, const Context& ctx) {
                 feedback_ ? "error feedback" : "stateless", peak,
                 peakGbs_ > 0 ? "--peak-gbs" : (gpu ? "measured D2D memcpy" : "measured memcpy"));
     std::printf("# exact = %s; bucket 0 = not bucketed; median of %d calls\n",
-                gpu ? "CUB radix-sort-based exact top-k (cub::DeviceTopK not in this CCCL)"
-                    : "k-th key by nth_element + index-order scan (CPU reference)",
+                gpu ? "radix select of the k-th key (11-bit digits) + one DeviceSelect pass"
+                    : "radix select of the k-th key (11-bit digits) + index-order scan (CPU reference)",
                 o.iters);
     std::map<size_t, std::string> files;
     const std::vector<Row> rows = sweep(rs, o, torch_ == "none" ? nullptr : &files);

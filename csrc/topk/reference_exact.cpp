@@ -1,18 +1,19 @@
 // CPU reference of the exact and the threshold (DGC-style) top-k.
 //
-// Both reduce to "keep key > T, plus the first `need` entries (by index) with
-// key == T", where key is the abs bit pattern (monotone in |v|, NaN > Inf) and T
-// the k-th largest key. That rule is the exact top-k with ties broken toward the
-// smaller index, and it produces the indices already sorted. The GPU path
-// (kernels/topk_exact.cu) finds T with a CUB radix sort (or DeviceTopK) and
-// applies the same rule with CUB selects, so both agree element for element.
-#include <algorithm>
-#include <functional>
+// Both reduce to "keep key > T, plus the keys == T up to index lastTie", where
+// key is the abs bit pattern (monotone in |v|, NaN > Inf) and T the k-th largest
+// key. With lastTie the index of the (k - #{key > T})-th key equal to T, that
+// rule is the exact top-k with ties broken toward the smaller index, and it
+// produces the indices already sorted. T and lastTie come from the radix
+// select of topk/radix_select.h, pass for pass as the GPU path
+// (kernels/topk_exact.cu) computes them, so both agree element for element and
+// the CPU tests check the kernels' arithmetic.
 #include <vector>
 
 #include "topk/dispatch.h"
 #include "topk/host_io.h"
 #include "topk/params.h"
+#include "topk/radix_select.h"
 
 namespace sc {
 namespace topk {
@@ -23,6 +24,7 @@ class ExactHost : HostIO<F> {
   using Base = HostIO<F>;
   using typename Base::Bits;
   using Base::p_, Base::g_, Base::r_, Base::put;
+  static constexpr int kWidth = int(8 * sizeof(Bits));
 
  public:
   ExactHost(const Params& p, const Buffers& b) : Base(p, b) {}
@@ -39,44 +41,77 @@ class ExactHost : HostIO<F> {
  private:
   Bits key(uint64_t i) const { return F::absBits(src_[i]); }
 
-  // The k-th largest of keys (destroys their order).
-  static Bits kthLargest(std::vector<Bits>& keys, uint64_t k) {
-    std::nth_element(keys.begin(), keys.begin() + (k - 1), keys.end(), std::greater<Bits>());
-    return keys[k - 1];
-  }
+  // Visits every index of the vector, or of a list (ascending either way).
+  struct All {
+    uint64_t n;
+    template <class Fn>
+    void operator()(Fn&& fn) const {
+      for (uint64_t i = 0; i < n; ++i) fn(i);
+    }
+  };
+  struct Listed {
+    const std::vector<uint64_t>* list;
+    template <class Fn>
+    void operator()(Fn&& fn) const {
+      for (uint64_t i : *list) fn(i);
+    }
+  };
 
-  Outcome exact() {
-    std::vector<Bits> keys(p_.n);
-    for (uint64_t i = 0; i < p_.n; ++i) keys[i] = key(i);
-    return keepTop(kthLargest(keys, p_.k), p_.k);
-  }
+  Outcome exact() { return top(All{p_.n}, p_.n); }
 
   Outcome threshold() {
+    // The cut T' = the m-th largest sampled key (same select, over the sample;
+    // gathered once here, where the kernels recompute the positions per pass).
     std::vector<Bits> sample(p_.samples);
-    for (uint64_t j = 0; j < p_.samples; ++j)
-      sample[j] = key(scaleToRange(sampleBits(p_.seed, p_.step, j), p_.n));
-    const Bits t = kthLargest(sample, thresholdRank(p_.k, p_.samples, p_.n));
-    std::vector<Bits> cand;
+    for (uint64_t j = 0; j < p_.samples; ++j) sample[j] = key(scaleToRange(sampleBits(p_.seed, p_.step, j), p_.n));
+    const uint64_t m = thresholdRank(p_.k, p_.samples, p_.n);
+    const Bits cut = Bits(radixSelectHost(kWidth, radixStart(m, p_.samples), [&](auto visit) {
+                            for (Bits b : sample) visit(b);
+                          }).prefix);
+    std::vector<uint64_t> cand;
     for (uint64_t i = 0; i < p_.n; ++i)
-      if (key(i) >= t) cand.push_back(key(i));
-    if (cand.size() <= p_.k) return keepTop(t, cand.size());
-    // Too many candidates: the exact top-k among them (= of the whole vector,
-    // since every key above the k-th largest is a candidate).
-    return keepTop(kthLargest(cand, p_.k), p_.k);
+      if (key(i) >= cut) cand.push_back(i);
+    // Few enough candidates: all of them (every key >= cut, no tie left out).
+    if (cand.size() <= p_.k) return keep(Listed{&cand}, cut, p_.n - 1);
+    // Too many: the exact top-k among them. It is the exact top-k of the whole
+    // vector (the k-th largest key is >= cut, so every key of the top k is a
+    // candidate), and the GPU, which rescans the whole vector when its bounded
+    // candidate list overflows, gets the same T and lastTie either way.
+    return top(Listed{&cand}, cand.size());
   }
 
-  // Keeps every key > T and the first (total - #{key > T}) keys == T, in index order.
-  Outcome keepTop(Bits T, uint64_t total) {
-    uint64_t greater = 0;
-    for (uint64_t i = 0; i < p_.n; ++i) greater += key(i) > T;
-    uint64_t ties = total - greater, nnz = 0;
-    for (uint64_t i = 0; i < p_.n; ++i) {
+  // The exact top-k of the `count` entries `each` visits.
+  template <class Each>
+  Outcome top(const Each& each, uint64_t count) {
+    const RadixState s = radixSelectHost(kWidth, radixStart(p_.k, count), [&](auto visit) {
+      each([&](uint64_t i) { visit(key(i)); });
+    });
+    // T = s.prefix; s.rank of the s.matching keys equal to T are admitted, the
+    // smallest indices first.
+    const Bits T = Bits(s.prefix);
+    uint64_t last = p_.n - 1;
+    if (tieBreakNeeded(s))
+      last = lastTie(radixSelectHost(indexWidth(p_.n), tieStart(s),
+                                     [&](auto visit) {
+                                       each([&](uint64_t i) {
+                                         if (key(i) == T) visit(tieKey(i, p_.n));
+                                       });
+                                     }),
+                     p_.n);
+    return keep(each, T, last);
+  }
+
+  // Keeps every key > T and the keys == T with index <= last, in index order.
+  template <class Each>
+  Outcome keep(const Each& each, Bits T, uint64_t last) {
+    uint64_t nnz = 0;
+    each([&](uint64_t i) {
       const Bits kk = key(i);
-      if (kk > T || (kk == T && ties > 0 && ties--)) {
+      if (kk > T || (kk == T && i <= last)) {
         put(nnz++, i, src_[i]);
         if (r_) r_[i] = 0;
       }
-    }
+    });
     Outcome o;
     o.nnz = o.selected = nnz;
     return o;

@@ -1,6 +1,7 @@
 // Exact top-k against std::partial_sort (by |v| descending, ties to the smaller
 // index), and the threshold (DGC-style) variant against the exact result.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "topk_util.h"
@@ -15,6 +16,21 @@ std::vector<uint64_t> partialSortTopk(const Buf& v, size_t k) {
   std::iota(order.begin(), order.end(), 0);
   std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](uint64_t a, uint64_t b) {
     const double x = std::fabs(v.at(a)), y = std::fabs(v.at(b));
+    return x > y || (x == y && a < b);
+  });
+  order.resize(k);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+// The k largest abs bit patterns (the library's key: NaN > Inf > finite), ties
+// to the smaller index, by a full sort: an oracle that also orders NaNs.
+std::vector<uint64_t> bitsSortTopk(const Buf& v, size_t k) {
+  const uint64_t mask = esz(v.dt) == 8 ? ~(uint64_t(1) << 63) : (uint64_t(1) << (8 * esz(v.dt) - 1)) - 1;
+  std::vector<uint64_t> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) {
+    const uint64_t x = v.bits(a) & mask, y = v.bits(b) & mask;
     return x > y || (x == y && a < b);
   });
   order.resize(k);
@@ -62,6 +78,45 @@ TEST(TopkExact, SignedZerosAndTiesBreakByIndex) {
   EXPECT_EQ(select(v, config(scTopkExact, 5)).idx, (std::vector<uint64_t>{0, 1, 2, 3, 5}));
 }
 
+TEST(TopkExact, AllKeysEqual) {
+  // One run of ties: the first k indices, whatever the width or the sign.
+  for (scDataType_t dt : {scFloat32, scFloat64, scFloat16, scBfloat16}) {
+    std::vector<double> x(10007, 1.5);
+    for (size_t i = 0; i < x.size(); i += 3) x[i] = -1.5;
+    const Buf v(x, dt);
+    for (size_t k : {size_t(1), size_t(2), size_t(5000), size_t(10006), size_t(10007)}) {
+      const Sel s = select(v, config(scTopkExact, k));
+      ASSERT_EQ(s.rc, scSuccess) << scGetLastError(nullptr);
+      std::vector<uint64_t> first(k);
+      std::iota(first.begin(), first.end(), 0);
+      ASSERT_EQ(s.idx, first) << "dtype " << dt << " k " << k;
+      for (size_t j = 0; j < k; ++j) EXPECT_EQ(s.bits[j], v.bits(j));
+    }
+  }
+}
+
+TEST(TopkExact, TiesSpreadAcrossDigitsNanAndInf) {
+  // Magnitudes one ulp apart (they differ in the lowest digit only), powers of
+  // two apart (the highest digits), +-0, Inf and NaN, each repeated at spread
+  // indices, so ties straddle the k-th key at every k and the cut falls in
+  // every radix pass.
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (scDataType_t dt : {scFloat32, scFloat64, scFloat16, scBfloat16}) {
+    const double ulp = dt == scFloat64 ? 0x1p-52 : dt == scFloat32 ? 0x1p-23 : dt == scFloat16 ? 0x1p-10 : 0x1p-7;
+    const std::vector<double> pool = {1.0, 1.0 + ulp, 1.0 + 2 * ulp, -1.0, 2.0, 0.5, 1024.0, 0.0, -0.0, inf, -inf, nan};
+    std::mt19937_64 rng(dt);
+    std::vector<double> x(3001);
+    for (auto& e : x) e = pool[rng() % pool.size()];
+    const Buf v(x, dt);
+    for (size_t k = 1; k <= x.size(); k += 97) {
+      const Sel s = select(v, config(scTopkExact, k));
+      ASSERT_EQ(s.rc, scSuccess) << scGetLastError(nullptr);
+      ASSERT_EQ(s.idx, bitsSortTopk(v, k)) << "dtype " << dt << " k " << k;
+      for (size_t j = 0; j < k; ++j) EXPECT_EQ(s.bits[j], v.bits(s.idx[j]));
+    }
+  }
+}
+
 TEST(TopkThreshold, IsTheExactTopOfItsCount) {
   for (scDataType_t dt : {scFloat32, scFloat64, scBfloat16}) {
     for (bool ties : {false, true}) {
@@ -95,6 +150,27 @@ TEST(TopkThreshold, TooManyCandidatesFallsBackToExact) {
   std::vector<uint64_t> first(10);
   std::iota(first.begin(), first.end(), 0);
   EXPECT_EQ(s.idx, first);
+}
+
+TEST(TopkThreshold, HalfTheKeysAboveTheCut) {
+  // Half the elements (at random positions) share the largest magnitude: the
+  // sampled cut is that magnitude, half the vector are candidates, and the
+  // result is the exact top-k: the first k of them by index.
+  for (scDataType_t dt : {scFloat32, scFloat16, scFloat64}) {
+    const size_t n = 50001;
+    std::vector<double> x = randomVector(n, 8, 0.1);
+    std::mt19937_64 rng(9);
+    for (auto& e : x) e = (rng() & 1) ? (rng() & 2 ? 4.0 : -4.0) : std::fmax(-1.0, std::fmin(1.0, e));
+    const Buf v(x, dt);
+    for (size_t k : {size_t(1), size_t(300), size_t(20000)}) {
+      for (uint64_t step = 0; step < 3; ++step) {
+        const Sel s = select(v, config(scTopkThreshold, k, 512, 3, step));
+        ASSERT_EQ(s.rc, scSuccess) << scGetLastError(nullptr);
+        ASSERT_EQ(s.idx, bitsSortTopk(v, k)) << "dtype " << dt << " k " << k << " step " << step;
+        EXPECT_EQ(s.info.nnz, k);
+      }
+    }
+  }
 }
 
 TEST(TopkThreshold, SampleCountIsConfigurable) {
