@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import sparcoll as sc
-from helpers import gpu_count, rank_data, requires_gpu, run_ranks
+from helpers import gpu_count, rank_data, reference, requires_gpu, run_ranks
 
 pytestmark = [pytest.mark.gpu, requires_gpu]
 
@@ -122,3 +122,268 @@ def test_sparse_allreduce_torch_cuda():
 
     for d in run_ranks(2, body, devices=_devices(2)):
         assert d.tolist() == [1, 1, 0, 0, 0, 0, 0, 4, 0, 0]
+
+
+# GPU time a side stream is held busy before the data a call reads is written
+# there (torch.cuda._sleep counts clock cycles: about a quarter second).
+_SLEEP_CYCLES = 500_000_000
+
+
+@pytest.mark.parametrize("how", ["stream_argument", "current_stream"])
+def test_work_runs_on_the_given_stream(how):
+    """The input is written on a side stream after a long sleep, then the call
+    is given that stream (stream= or as torch's current stream). The call is
+    stream-ordered: it returns while the side stream still sleeps (an event
+    recorded after it is pending), and it reads the input only after the
+    write (run on another stream it would read the zeros written before)."""
+    import torch
+
+    n = 1 << 22
+
+    def body(c):
+        dev = torch.device("cuda", _devices(2)[c.rank])
+        with torch.cuda.device(dev):
+            side = torch.cuda.Stream(device=dev)
+            x = torch.zeros(n, device=dev)
+            torch.cuda.synchronize(dev)
+            with torch.cuda.stream(side):
+                torch.cuda._sleep(_SLEEP_CYCLES)
+                x.fill_(float(c.rank + 1))
+            if how == "stream_argument":
+                y = c.allreduce(x, stream=side)
+            else:
+                with torch.cuda.stream(side):
+                    y = c.allreduce(x)
+            after = torch.cuda.Event()
+            after.record(side)
+            pending = not after.query()
+            side.synchronize()
+            return pending, y.cpu()
+
+    for pending, y in run_ranks(2, body, devices=_devices(2)):
+        assert pending, "the call waited for its stream instead of enqueueing on it"
+        assert torch_all_equal(y, 3.0)
+
+
+def test_growing_sizes_on_a_side_stream():
+    """Calls of growing sizes queued on a torch side stream (non-blocking) behind
+    a sleep, without a host wait between them: the communicator's scratch
+    grows while earlier calls may still be pending. Every result is checked."""
+    import torch
+
+    P = 3
+
+    def body(c):
+        dev = torch.device("cuda", _devices(P)[c.rank])
+        outs = []
+        with torch.cuda.device(dev):
+            side = torch.cuda.Stream(device=dev)
+            with torch.cuda.stream(side):
+                for n in (999, 70_002, (1 << 20) + 2, (1 << 22) + 1):
+                    x = torch.from_numpy(rank_data(c.rank, n, "float32")).to(dev)
+                    idx = torch.arange(c.rank, n, 7, dtype=torch.int64, device=dev)
+                    torch.cuda._sleep(_SLEEP_CYCLES // 10)
+                    step = {"n": n}
+                    for algo in ("ring", "rabenseifner", "recdbl"):
+                        step["allreduce", algo] = c.allreduce(x, algo=algo)
+                    for algo in ("ring", "rabenseifner"):
+                        step["reduce_scatter", algo] = c.reduce_scatter(x, algo=algo)
+                    for algo in ("ring", "recdbl"):
+                        step["allgather", algo] = c.allgather(x[:1000 + n // 100], algo=algo)
+                    for algo in ("binomial", "scatter_allgather"):
+                        step["broadcast", algo] = c.broadcast(x.clone(), root=P - 1, algo=algo)
+                    step["sparse"] = c.sparse_allreduce(idx, x[idx], n)
+                    step["topk"] = sc.topk(x, n // 100 + 1, method="approx", seed=1, step=n)
+                    outs.append(step)
+            side.synchronize()
+        return [{k: (tuple(t.cpu() for t in v) if isinstance(v, tuple) else v.cpu() if hasattr(v, "cpu") else v)
+                 for k, v in step.items()} for step in outs]
+
+    results = run_ranks(P, body, devices=_devices(P))
+    for r, steps in enumerate(results):
+        for step in steps:
+            n = step["n"]
+            data = [rank_data(q, n, "float32") for q in range(P)]
+            full = sum(data)
+            for algo in ("ring", "rabenseifner", "recdbl"):
+                np.testing.assert_array_equal(step["allreduce", algo].numpy(), full, err_msg=f"allreduce {algo} n={n}")
+            rows = np.array_split(np.arange(n), P)[r]
+            for algo in ("ring", "rabenseifner"):
+                np.testing.assert_array_equal(step["reduce_scatter", algo].numpy(), full[rows],
+                                              err_msg=f"reduce_scatter {algo} n={n}")
+            m = 1000 + n // 100
+            for algo in ("ring", "recdbl"):
+                np.testing.assert_array_equal(step["allgather", algo].numpy(), np.concatenate([d[:m] for d in data]),
+                                              err_msg=f"allgather {algo} n={n}")
+            for algo in ("binomial", "scatter_allgather"):
+                np.testing.assert_array_equal(step["broadcast", algo].numpy(), data[P - 1],
+                                              err_msg=f"broadcast {algo} n={n}")
+            want = np.zeros(n, np.float32)
+            for q in range(P):
+                want[np.arange(q, n, 7)] += data[q][np.arange(q, n, 7)]
+            np.testing.assert_array_equal(step["sparse"].numpy(), want, err_msg=f"sparse n={n}")
+            ci, cv = sc.topk(torch.from_numpy(data[r]), n // 100 + 1, method="approx", seed=1, step=n)
+            gi, gv = step["topk"]
+            assert torch.equal(ci, gi) and torch.equal(cv, gv), f"topk n={n}"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_tensors(dtype):
+    """float16 / bfloat16 CUDA tensors (integer values: every sum is exact)
+    through allreduce, reduce_scatter, allgather, broadcast, the sparse
+    allreduce, DSOP (float32 result) and top-k (CPU and GPU agree)."""
+    import torch
+
+    tdt = getattr(torch, dtype)
+    n, P = 10_002, 2
+
+    def body(c):
+        dev = torch.device("cuda", _devices(P)[c.rank])
+        with torch.cuda.device(dev):
+            x = torch.from_numpy(rank_data(c.rank, n, "float32")).to(dev, tdt)
+            y = c.allreduce(x)
+            rs = c.reduce_scatter(x, op="max")
+            ag = c.allgather(x[:7])
+            bc = c.broadcast(x.clone(), root=1)
+            idx = torch.arange(c.rank, n, 5, dtype=torch.int32, device=dev)
+            sp = c.sparse_allreduce(idx, x[idx.long()], n)
+            G = c.dsop(x[:40], x[100:130])
+            torch.cuda.current_stream().synchronize()
+            return [t.cpu() for t in (y, rs, ag, bc, sp, G)]
+
+    data = [rank_data(r, n, "float32") for r in range(P)]
+    for r, (y, rs, ag, bc, sp, G) in enumerate(run_ranks(P, body, devices=_devices(P))):
+        assert y.dtype == tdt and G.dtype == torch.float32
+        np.testing.assert_array_equal(y.float().numpy(), sum(data))
+        np.testing.assert_array_equal(rs.float().numpy(), np.maximum(*data)[r * n // P:(r + 1) * n // P])
+        np.testing.assert_array_equal(ag.float().numpy(), np.concatenate([d[:7] for d in data]))
+        np.testing.assert_array_equal(bc.float().numpy(), data[1])
+        want = np.zeros(n, np.float32)
+        for q in range(P):
+            want[q::5] += data[q][q::5]
+        np.testing.assert_array_equal(sp.float().numpy(), want)
+        np.testing.assert_array_equal(G.numpy(), sum(np.outer(d[:40], d[100:130]) for d in data))
+    x = torch.randn(50_000, generator=torch.Generator().manual_seed(1)).to(tdt)
+    for method in ("approx", "exact"):
+        ci, cv = sc.topk(x, 500, method=method, seed=2)
+        gi, gv = sc.topk(x.cuda(), 500, method=method, seed=2)
+        torch.cuda.synchronize()
+        assert torch.equal(ci, gi.cpu()) and torch.equal(cv.view(torch.int16), gv.cpu().view(torch.int16))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_offset_views(dtype):
+    """x[1:] starts one element past the allocation (misaligned for 16-byte
+    accesses): inputs and outputs that are such views give the same results."""
+    import torch
+
+    tdt = getattr(torch, dtype)
+    n, P = 40_001, 2
+
+    def body(c):
+        dev = torch.device("cuda", _devices(P)[c.rank])
+        with torch.cuda.device(dev):
+            base = torch.from_numpy(rank_data(c.rank, n + 1, "float32")).to(dev, tdt)
+            x = base[1:]
+            out = torch.full((n + 1,), -1.0, device=dev, dtype=tdt)
+            c.allreduce(x, out=out[1:], algo="ring")
+            rs = c.reduce_scatter(x[: n - 1], algo="rabenseifner")
+            ag = c.allgather(x[:5])
+            positions = torch.arange(c.rank, n, 3, dtype=torch.int64, device=dev)
+            values = x[positions]
+            sp = c.sparse_allreduce(positions[1:], values[1:], n)  # both arrays offset views
+            G = c.dsop(x[:30], x[31:50], algo="allreduce_ring")
+            ti, tv = sc.topk(x, 400, method="approx", seed=4)
+            torch.cuda.current_stream().synchronize()
+            return [t.cpu() for t in (out, rs, ag, sp, G, ti, tv)]
+
+    data = [rank_data(r, n + 1, "float32")[1:] for r in range(P)]
+    for r, (out, rs, ag, sp, G, ti, tv) in enumerate(run_ranks(P, body, devices=_devices(P))):
+        assert float(out[0]) == -1.0, "the element before the output view was written"
+        np.testing.assert_array_equal(out[1:].float().numpy(), sum(data))
+        h = (n - 1) // P
+        np.testing.assert_array_equal(rs.float().numpy(), sum(d[: n - 1] for d in data)[r * h:(r + 1) * h])
+        np.testing.assert_array_equal(ag.float().numpy(), np.concatenate([d[:5] for d in data]))
+        want = np.zeros(n, np.float32)
+        for q in range(P):
+            pos = np.arange(q, n, 3)[1:]
+            want[pos] += data[q][pos]
+        np.testing.assert_array_equal(sp.float().numpy(), want)
+        np.testing.assert_array_equal(G.numpy(), sum(np.outer(d[:30], d[31:50]) for d in data))
+        ci, cv = sc.topk(torch.from_numpy(rank_data(r, n + 1, "float32")).to(tdt)[1:], 400, method="approx", seed=4)
+        bits = torch.int16 if dtype == "float16" else torch.int32
+        assert torch.equal(ci, ti) and torch.equal(cv.view(bits), tv.view(bits))
+
+
+@pytest.mark.parametrize("P", [2, 3])
+@pytest.mark.parametrize("algo", ["auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner", "all_scatter"])
+def test_dsop_cuda_tensors(P, algo):
+    """DSOP on CUDA tensors (float32 and float64), and dsop_sparse with int64
+    CUDA index tensors, against numpy's sum of outer products."""
+    import torch
+
+    n, m = 257, 130
+
+    def body(c):
+        dev = torch.device("cuda", _devices(P)[c.rank])
+        with torch.cuda.device(dev):
+            a = torch.from_numpy(rank_data(c.rank, n, "float64")).to(dev)
+            b = torch.from_numpy(rank_data(c.rank + 5, m, "float64")).to(dev)
+            G64 = c.dsop(a, b, algo=algo)
+            out = torch.empty((n, m), device=dev)
+            G32 = c.dsop(a.float(), b.float(), algo=algo, out=out)
+            sparse = None
+            if algo in ("auto", "allgather", "g_rabenseifner"):
+                ai = torch.arange(c.rank, n, 4, dtype=torch.int64, device=dev)
+                bi = torch.arange(2 * c.rank, m, 3, dtype=torch.int64, device=dev)
+                sparse = c.dsop_sparse(ai, a[ai], n, bi, b[bi], m, algo=algo).cpu()
+            torch.cuda.current_stream().synchronize()
+            return G64.cpu(), G32 is out, out.cpu(), sparse
+
+    want = sum(np.outer(rank_data(r, n, "float64"), rank_data(r + 5, m, "float64")) for r in range(P))
+    ws = np.zeros((n, m))
+    for r in range(P):
+        a, b = np.zeros(n), np.zeros(m)
+        a[r::4] = rank_data(r, n, "float64")[r::4]
+        b[2 * r::3] = rank_data(r + 5, m, "float64")[2 * r::3]
+        ws += np.outer(a, b)
+    outs = run_ranks(P, body, devices=_devices(P))
+    for G64, same, G32, sparse in outs:
+        assert same and G64.dtype == torch.float64 and G32.dtype == torch.float32
+        np.testing.assert_array_equal(G64.numpy(), want)
+        np.testing.assert_array_equal(G32.numpy(), want.astype(np.float32))
+        if sparse is not None:
+            np.testing.assert_array_equal(sparse.numpy(), ws)
+    assert all(torch.equal(o[0], outs[0][0]) for o in outs)
+
+
+@pytest.mark.parametrize("n", [10_000, 10_001, 3])
+@pytest.mark.parametrize("op", ["sum", "avg", "max"])
+def test_reduce_scatter_two_ranks(n, op):
+    """reduce_scatter at P = 2 on the rows of a 2-D CUDA tensor: an even split
+    (zero copy), uneven ones (padded through a scratch tensor on the call's
+    stream; n = 3 gives 2 rows and 1), out of place and in place (out = this
+    rank's block of x)."""
+    import torch
+
+    P = 2
+
+    def body(c):
+        dev = torch.device("cuda", _devices(P)[c.rank])
+        with torch.cuda.device(dev):
+            x = torch.from_numpy(rank_data(c.rank, n * 3, "float32").reshape(n, 3)).to(dev)
+            rs = c.reduce_scatter(x, op=op)
+            rows = np.array_split(np.arange(n), P)
+            off, cnt = int(rows[c.rank][0]) if len(rows[c.rank]) else 0, len(rows[c.rank])
+            y = x.clone()
+            inplace = c.reduce_scatter(y, out=y[off:off + cnt], op=op)
+            torch.cuda.current_stream().synchronize()
+            return rs.cpu(), inplace.cpu()
+
+    data = [rank_data(r, n * 3, "float32").reshape(n, 3) for r in range(P)]
+    full = reference(data, op)
+    rows = np.array_split(np.arange(n), P)
+    for r, (rs, inplace) in enumerate(run_ranks(P, body, devices=_devices(P))):
+        assert tuple(rs.shape) == (len(rows[r]), 3)
+        np.testing.assert_array_equal(rs.numpy(), full[rows[r]])
+        np.testing.assert_array_equal(inplace.numpy(), full[rows[r]])

@@ -1,6 +1,7 @@
 // Small CUDA helpers for the GPU suites: device buffers and streams with RAII,
-// host<->device transfers, and a wrapper that turns exceptions inside a rank's
-// body into test failures (an exception escaping a rank thread would abort).
+// host<->device transfers, a wrapper that turns exceptions inside a rank's
+// body into test failures (an exception escaping a rank thread would abort),
+// device-local runs, and the skips for too few GPUs or too little memory.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,10 +9,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/harness.h"
 #include "sparcoll/sparcoll.h"
 
 namespace gputest {
@@ -38,11 +42,13 @@ class DevBuf {
   size_t bytes_;
 };
 
+// flags = cudaStreamNonBlocking: a stream that does not synchronise with the
+// legacy default stream (torch's side streams are of this kind).
 class Stream {
  public:
-  explicit Stream(int device = 0) {
+  explicit Stream(int device = 0, unsigned flags = cudaStreamDefault) {
     GPU_CHECK(cudaSetDevice(device));
-    GPU_CHECK(cudaStreamCreate(&s_));
+    GPU_CHECK(cudaStreamCreateWithFlags(&s_, flags));
   }
   ~Stream() { cudaStreamDestroy(s_); }
   Stream(const Stream&) = delete;
@@ -84,4 +90,84 @@ inline std::function<void(scComm_t, int)> guarded(std::function<void(scComm_t, i
   };
 }
 
+// Grow-only device buffers by slot number, standing in for a communicator's
+// scratch when the sparse operations are driven directly.
+struct Slots {
+  std::map<int, std::pair<void*, size_t>> s;
+  Slots() = default;
+  Slots(const Slots&) = delete;
+  Slots& operator=(const Slots&) = delete;
+  ~Slots() {
+    for (auto& kv : s) cudaFree(kv.second.first);
+  }
+  char* get(int slot, size_t bytes) {
+    auto& e = s[slot];
+    if (e.second < bytes) {
+      cudaDeviceSynchronize();
+      cudaFree(e.first);
+      e.first = nullptr;
+      EXPECT_EQ(cudaMalloc(&e.first, bytes), cudaSuccess);
+      e.second = bytes;
+    }
+    return static_cast<char*>(e.first);
+  }
+};
+
+// Runs body(comm, rank, stream) on P device-local ranks, rank r on devices[r]
+// (default: all on GPU 0), each with its own stream created with streamFlags.
+inline void runOnDevices(int P, const scConfig_t& cfg, const std::function<void(scComm_t, int, cudaStream_t)>& body,
+                         std::vector<int> devices = {}, unsigned streamFlags = cudaStreamDefault) {
+  if (devices.empty()) devices.assign(size_t(P), 0);
+  sctest::run(P, guarded([&](scComm_t comm, int rank) {
+                int isDev = 0;
+                ASSERT_EQ(scCommIsDevice(comm, &isDev), scSuccess);
+                ASSERT_EQ(isDev, 1);
+                Stream s(devices[size_t(rank)], streamFlags);
+                body(comm, rank, s.get());
+              }),
+              &cfg, devices.data());
+}
+
+inline int currentDevice() {
+  int d = -1;
+  GPU_CHECK(cudaGetDevice(&d));
+  return d;
+}
+
+inline std::string gib(size_t bytes) {
+  std::ostringstream os;
+  os.precision(1);
+  os << std::fixed << double(bytes) / double(size_t(1) << 30) << " GiB";
+  return os.str();
+}
+
+// Empty when `device` has `bytes` of free memory, else why not (the numbers).
+// The stream-ordered pool keeps what earlier calls freed (top-k raises its
+// release threshold), so it is trimmed first: that memory is free to use.
+inline std::string memoryShortfall(int device, size_t bytes, const char* what) {
+  GPU_CHECK(cudaSetDevice(device));
+  GPU_CHECK(cudaDeviceSynchronize());
+  cudaMemPool_t pool;
+  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) GPU_CHECK(cudaMemPoolTrimTo(pool, 0));
+  size_t freeB = 0, total = 0;
+  GPU_CHECK(cudaMemGetInfo(&freeB, &total));
+  if (freeB >= bytes) return {};
+  return std::string(what) + " needs " + gib(bytes) + " of free memory on GPU " + std::to_string(device) + ", " +
+         gib(freeB) + " free of " + gib(total);
+}
+
 }  // namespace gputest
+
+// Skips the current test unless at least n CUDA devices are present.
+#define SC_REQUIRE_GPUS(n)                                                                                 \
+  do {                                                                                                     \
+    if (::sctest::gpuCount() < (n))                                                                        \
+      GTEST_SKIP() << "needs " << (n) << " GPUs, " << ::sctest::gpuCount() << " present";                 \
+  } while (0)
+
+// Skips the current test (with the numbers) unless `device` has `bytes` free.
+#define SC_REQUIRE_DEVICE_MEMORY(device, bytes, what)                                   \
+  do {                                                                                  \
+    const std::string why_ = ::gputest::memoryShortfall((device), (bytes), (what));    \
+    if (!why_.empty()) GTEST_SKIP() << why_;                                            \
+  } while (0)

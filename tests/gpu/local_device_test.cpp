@@ -35,16 +35,7 @@ scConfig_t deviceConfig() {
 // (default: all on GPU 0), each with its own stream.
 void runOnDevice(int P, const std::function<void(scComm_t, int, cudaStream_t)>& body,
                  std::vector<int> devices = {}) {
-  if (devices.empty()) devices.assign(size_t(P), 0);
-  const scConfig_t cfg = deviceConfig();
-  sctest::run(P, gputest::guarded([&](scComm_t comm, int rank) {
-                int isDev = 0;
-                ASSERT_EQ(scCommIsDevice(comm, &isDev), scSuccess);
-                ASSERT_EQ(isDev, 1);
-                Stream s(devices[size_t(rank)]);
-                body(comm, rank, s.get());
-              }),
-              &cfg, devices.data());
+  gputest::runOnDevices(P, deviceConfig(), body, std::move(devices));
 }
 
 // Per-rank digests of every result, compared after the run (bit-identical ranks).

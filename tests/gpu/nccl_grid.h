@@ -1,10 +1,13 @@
-// The allreduce grid both nccl-transport suites run (over MPI: nccl_test.cpp;
-// from a unique id: nccl_id_test.cpp): every dtype x op x count x algorithm,
-// out of place and in place, on device memory, exact against dense_data's
-// expected result, bit for bit.
+// Shared by the nccl-transport suites (over MPI: nccl_test.cpp; from a unique
+// id: nccl_id_test.cpp; both: nccl_pipeline_test.cpp): P ranks from one
+// unique id as threads of this process, and the allreduce grid: every dtype x
+// op x count x algorithm, out of place and in place, on device memory, exact
+// against dense_data's expected result, bit for bit.
 #pragma once
 
 #include <algorithm>
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "dense/dense_data.h"
@@ -14,6 +17,36 @@ namespace gputest {
 
 inline bool isFloat(scDataType_t dt) {
   return dt == scFloat16 || dt == scFloat32 || dt == scFloat64 || dt == scBfloat16;
+}
+
+// P ranks from one id: rank r on devices[r] (-1: the thread's current device,
+// made GPU r first), with cfg but for its device. Init is collective, so each
+// rank creates its communicator and runs body(comm, rank, device) on its own
+// thread; the communicator is destroyed after.
+inline void ncclRunFromId(int P, const std::vector<int>& devices, const scConfig_t& cfg,
+                          const std::function<void(scComm_t, int, int)>& body) {
+  scUniqueId id;
+  ASSERT_EQ(scGetUniqueId(&id), scSuccess) << scGetLastError(nullptr);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < P; ++r)
+    threads.emplace_back([&, r] {
+      const int dev = devices[r] >= 0 ? devices[r] : r;
+      if (devices[r] < 0 && cudaSetDevice(dev) != cudaSuccess) {
+        ADD_FAILURE() << "rank " << r << ": cudaSetDevice(" << dev << ") failed";
+        return;
+      }
+      scConfig_t mine = cfg;
+      mine.device = devices[r];
+      scComm_t comm = nullptr;
+      const scResult_t rc = scCommInitRank(&comm, P, id, r, &mine);
+      if (rc != scSuccess) {
+        ADD_FAILURE() << "rank " << r << ": scCommInitRank: " << scGetLastError(nullptr);
+        return;
+      }
+      guarded([&](scComm_t c, int rank) { body(c, rank, dev); })(comm, r);
+      EXPECT_EQ(scCommDestroy(comm), scSuccess) << scGetLastError(nullptr);
+    });
+  for (auto& t : threads) t.join();
 }
 
 // Rank `rank` of P on `device`, counts {1, 1000, cap}.

@@ -33,30 +33,9 @@ scConfig_t idConfig(int device, double timeout = 60) {
 }
 
 // P ranks from one id: rank r on devices[r] (-1: the thread's current device,
-// made GPU r first). Init is collective, so each rank creates its communicator
-// and runs body on its own thread.
+// made GPU r first).
 void runFromId(int P, const std::vector<int>& devices, const std::function<void(scComm_t, int, int)>& body) {
-  scUniqueId id;
-  ASSERT_EQ(scGetUniqueId(&id), scSuccess) << scGetLastError(nullptr);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < P; ++r)
-    threads.emplace_back([&, r] {
-      const int dev = devices[r] >= 0 ? devices[r] : r;
-      if (devices[r] < 0 && cudaSetDevice(dev) != cudaSuccess) {
-        ADD_FAILURE() << "rank " << r << ": cudaSetDevice(" << dev << ") failed";
-        return;
-      }
-      const scConfig_t cfg = idConfig(devices[r]);
-      scComm_t comm = nullptr;
-      const scResult_t rc = scCommInitRank(&comm, P, id, r, &cfg);
-      if (rc != scSuccess) {
-        ADD_FAILURE() << "rank " << r << ": scCommInitRank: " << scGetLastError(nullptr);
-        return;
-      }
-      gputest::guarded([&](scComm_t c, int rank) { body(c, rank, dev); })(comm, r);
-      EXPECT_EQ(scCommDestroy(comm), scSuccess) << scGetLastError(nullptr);
-    });
-  for (auto& t : threads) t.join();
+  gputest::ncclRunFromId(P, devices, idConfig(-1), body);
 }
 
 // Every algorithm, dtype and op of allreduce (out of place and in place), then

@@ -5,8 +5,7 @@
 // and sparse results, bit-identical across ranks. Skips without a device.
 #include <cuda_runtime_api.h>
 
-#include <map>
-
+#include "gpu/gpu_util.h"
 #include "ops_suite.h"
 #include "sparse_check.h"
 
@@ -35,24 +34,7 @@ struct DevMem : Mem {
   }
 };
 
-// Grow-only device buffers standing in for the communicator's scratch slots.
-struct Slots {
-  std::map<int, std::pair<void*, size_t>> s;
-  ~Slots() {
-    for (auto& kv : s) cudaFree(kv.second.first);
-  }
-  char* get(int slot, size_t bytes) {
-    auto& e = s[slot];
-    if (e.second < bytes) {
-      cudaDeviceSynchronize();
-      cudaFree(e.first);
-      e.first = nullptr;
-      EXPECT_EQ(cudaMalloc(&e.first, bytes), cudaSuccess);
-      e.second = bytes;
-    }
-    return static_cast<char*>(e.first);
-  }
-};
+using gputest::Slots;
 
 TEST(SparseGpu, OpsMatchCpuReference) {
   SC_REQUIRE_GPU();

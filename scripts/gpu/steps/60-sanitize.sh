@@ -15,10 +15,27 @@
 # magnitude (racecheck most): all four over every binary takes longer than
 # ten minutes on an H100; SPARCOLL_SANITIZE_TOOLS picks tools,
 # SPARCOLL_SANITIZE_TIMEOUT bounds each run (default 300 s).
+# The approximate top-k kernel (CUB block loads, reductions and scans in
+# shared memory, the decoupled look-back between buckets) runs first under
+# racecheck and synccheck on its own, so that a timeout of the long sweep
+# cannot leave it unchecked: every tile shape, one- and multi-tile buckets,
+# aligned and misaligned inputs (topk_gpu_test's tile-shape test), buckets of
+# 2^16 and more and bucket = n (topk_gpu_bucket_test).
 SANITIZE_TOOLS=${SPARCOLL_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}
+APPROX_RUNS=("tests/topk/topk_gpu_test TopkGpu.EveryTileShapeMatchesTheCpuReference"
+             "tests/topk/topk_gpu_bucket_test TopkGpuBuckets.*")
 step_sanitize() {
   command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not found"; return 1; }
-  local rc=0 tool bin extra
+  local rc=0 tool bin extra run
+  for tool in $SANITIZE_TOOLS; do
+    [ "$tool" = racecheck ] || [ "$tool" = synccheck ] || continue
+    for run in "${APPROX_RUNS[@]}"; do
+      bin=${run%% *}
+      [ -x "$build/$bin" ] || { echo "--- $bin not built: skipped"; continue; }
+      echo "--- approx top-k kernel: $tool"
+      run_sanitizer "$tool" "$build/$bin" --gtest_filter="${run#* }" || rc=1
+    done
+  done
   for tool in $SANITIZE_TOOLS; do
     for bin in tests/gpu/gpu_backend tests/gpu/gpu_local tests/gpu/gpu_nccl_id tests/topk/topk_gpu_test \
                tests/sparse/test_sparse_gpu tests/dsop/gpu_dsop; do
