@@ -12,6 +12,7 @@
 
 #include "algo/dense.h"
 #include "core/overlap.h"
+#include "sparse/schedules.h"
 
 namespace sc::sp {
 namespace {
@@ -86,6 +87,7 @@ void localChecks(const scComm& comm, const CallArgs& a) {
   SC_ARG(a.op == scSum || a.op == scAvg, "sparse allreduce supports sum and avg only (the neutral element is 0), got ",
          opName(a.op));
   SC_ARG(a.algo >= 0 && a.algo < scNumSparseAlgos, "unknown sparse algorithm ", int(a.algo));
+  (void)ownerSumBySort(comm.device());  // a bad SPARCOLL_SPARSE_OWNER_SUM fails here, before any message
   SC_ARG((a.opt.flags & ~unsigned(scSparseSortInput)) == 0, "unknown bits in scSparseOptions_t.flags: ", a.opt.flags);
   SC_ARG(std::isfinite(a.opt.switchDensity) && a.opt.switchDensity >= 0 && a.opt.switchDensity <= 1,
          "scSparseOptions_t.switchDensity must be in [0, 1], got ", a.opt.switchDensity);

@@ -28,5 +28,10 @@ Stream denseFallback(SpCtx& s, const Stream& in);
 Stream splitReduce(SpCtx& s, const Stream& in);
 // Every owner's range densified into s.out(), then the foundation's ring allgather.
 Stream denseAllGather(SpCtx& s, const Stream& mine);
+// How owners sum (split.cpp): SPARCOLL_SPARSE_OWNER_SUM=merge|sort, or by the
+// memory (device: sort). Throws scInvalidArgument for any other value; the
+// call's local checks ask first, so a bad value fails every rank at the
+// header round instead of leaving peers waiting mid-schedule.
+bool ownerSumBySort(bool onDevice);
 
 }  // namespace sc::sp

@@ -29,15 +29,16 @@
 #include "sparse/schedules.h"
 
 namespace sc::sp {
-namespace {
 
-bool ownerSumBySort(const SpCtx& s) {
+bool ownerSumBySort(bool onDevice) {
   const char* e = std::getenv("SPARCOLL_SPARSE_OWNER_SUM");
-  if (!e || !*e) return s.ops.onDevice();
+  if (!e || !*e) return onDevice;
   if (!std::strcmp(e, "sort")) return true;
   SC_ARG(!std::strcmp(e, "merge"), "SPARCOLL_SPARSE_OWNER_SUM=", e, " is not merge or sort");
   return false;
 }
+
+namespace {
 
 // The owner's sum the sort way (see the top of the file), once every piece
 // has arrived. own: this rank's slice of its input; pieces: in arrival order,
@@ -123,7 +124,7 @@ Stream splitReduce(SpCtx& s, const Stream& in) {
   char* sendBuf = sendVals ? static_cast<char*>(s.buffer(kSendBuf, 0, sendVals).val) : nullptr;
   // Received ranges land one after another in the all-to-all buffer; summing
   // by sort keeps room in front of them for this rank's own range.
-  const bool bySort = ownerSumBySort(s);
+  const bool bySort = ownerSumBySort(s.ops.onDevice());
   const size_t myLen = B.len(me);
   const uint64_t front = bySort && !in.dense ? hc[me] : 0;
   uint64_t recvIdx = front, recvVal = front;

@@ -3,6 +3,7 @@
 // A fault on one rank only is reported there with its details and on the
 // other ranks as "invalid input on another rank"; the communicator stays
 // usable, which the valid call after each case proves.
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -171,6 +172,37 @@ TEST(SparseErrors, HandlesAndQueries) {
     scSparseAlgo_t a;
     EXPECT_EQ(scSparseAlgoFor(comm, nullptr, 10, scIndexU32, scFloat32, nullptr, 1, &a), scInvalidArgument);
   });
+}
+
+// A bad SPARCOLL_SPARSE_OWNER_SUM fails every rank in the call's checks, at
+// the header round, before the schedule starts (a failure in the middle of
+// the split would leave the peers waiting for its payload).
+TEST(SparseErrors, BadOwnerSumSettingFailsAtTheHeader) {
+  for (int P : gridP({1, 2, 3})) {
+    SCOPED_TRACE(testing::Message() << "P=" << P);
+    ASSERT_EQ(setenv("SPARCOLL_SPARSE_OWNER_SUM", "fastest", 1), 0);
+    sctest::run(P, [&](scComm_t comm, int rank) {
+      Args a;
+      ASSERT_EQ(scCommResetStats(comm), scSuccess);
+      EXPECT_EQ(scSparseAllReduce(a.idx.data(), a.val.data(), a.nnz, kN, scIndexU32, scFloat32, scSum,
+                                  scSsarSplitAllGather, a.out.data(), comm, nullptr),
+                scInvalidArgument);
+      EXPECT_NE(std::string(scGetLastError(comm)).find("SPARCOLL_SPARSE_OWNER_SUM=fastest"), std::string::npos)
+          << "rank " << rank << ": " << scGetLastError(comm);
+      scStats_t st{};
+      ASSERT_EQ(scCommGetStats(comm, &st), scSuccess);
+      EXPECT_EQ(st.hostReads, 1u) << "rank " << rank << ": the header's read only, no split";
+    });
+    unsetenv("SPARCOLL_SPARSE_OWNER_SUM");
+    sctest::run(P, [&](scComm_t comm, int) {
+      Args ok;
+      EXPECT_EQ(scSparseAllReduce(ok.idx.data(), ok.val.data(), ok.nnz, kN, scIndexU32, scFloat32, scSum,
+                                  scSsarSplitAllGather, ok.out.data(), comm, nullptr),
+                scSuccess)
+          << scGetLastError(comm);
+      EXPECT_EQ(ok.out[42], float(3 * P));
+    });
+  }
 }
 
 }  // namespace
