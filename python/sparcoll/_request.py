@@ -8,6 +8,13 @@ thread), then hands only the C call to the communicator's worker thread, which
 runs the calls in the order they were issued, one at a time. A blocking call
 issued while requests are pending goes through the worker too (and waits), so
 every rank sees the calls in the order its caller made them.
+
+A request's done-callbacks (``get_future().add_done_callback``, torch's
+``Future.then``) run on the worker thread, right after its call. A blocking
+call made there runs at once, in that place of the order (queueing it behind
+the pending requests and waiting would wait for the worker itself: a
+deadlock); waiting there for a request that has not run yet raises
+InvalidUsageError for the same reason.
 """
 
 from __future__ import annotations
@@ -34,16 +41,22 @@ class Request:
     means for the blocking call: the work is enqueued on the call's stream.
     """
 
-    __slots__ = ("_future", "_what", "__weakref__")
+    __slots__ = ("_future", "_what", "_worker_thread", "__weakref__")
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, worker_thread: threading.Thread | None = None):
         self._future: Future = Future()
         self._what = what
+        self._worker_thread = worker_thread
 
     def wait(self, timeout: float | None = None):
         """Blocks until the call has finished; returns its result or raises its
         exception. ``timeout`` (seconds, None: no limit): raises TimeoutError if
         the call is still running then (the call goes on; wait again)."""
+        if not self._future.done() and threading.current_thread() is self._worker_thread:
+            raise InvalidUsageError(
+                f"{self._what}: wait() in a callback of another request of the same communicator: the callback "
+                "runs on the communicator's worker thread, which runs this request only after the callback "
+                "returns (a deadlock); chain it with get_future().add_done_callback instead")
         try:
             return self._future.result(timeout)
         except _WaitTimeout as e:
@@ -91,8 +104,12 @@ class _Worker:
         with self._lock:
             return self._pending == 0
 
+    def on_thread(self) -> bool:
+        """Whether the caller is this worker (a request's done-callback)."""
+        return threading.current_thread() is self._thread
+
     def submit(self, what: str, task) -> Request:
-        req = Request(what)
+        req = Request(what, self._thread)
         with self._lock:
             if self._stopped:
                 raise InvalidUsageError(f"{what}: the communicator was closed")
@@ -145,13 +162,14 @@ class AsyncMixin:
         """Runs call() (the C call, and copies that must stay in order with it; its
         closure holds the arrays) and returns ``result`` (default: call()'s value).
         With async_op: returns a Request of that instead, at once. A blocking call
-        waits for the pending requests by running behind them on the worker."""
+        waits for the pending requests by running behind them on the worker, or
+        runs at once when it is made on the worker (in a request's callback)."""
         def task():
             value = call()
             return value if result is _CALLS_VALUE else result
 
         worker = self._worker
-        if not async_op and (worker is None or worker.idle()):
+        if not async_op and (worker is None or worker.idle() or worker.on_thread()):
             return task()
         if worker is None:
             worker = self._start_worker()
@@ -167,7 +185,7 @@ class AsyncMixin:
     def _sync_pending(self) -> None:
         """Waits until every pending request has finished (their errors stay with their requests)."""
         worker = self._worker
-        if worker is not None and not worker.idle():
+        if worker is not None and not worker.idle() and not worker.on_thread():  # on it: all before ran
             req = worker.submit("synchronization", lambda: None)
             req._future.exception()  # blocks until done; the no-op cannot fail
 

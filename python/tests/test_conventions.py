@@ -323,6 +323,47 @@ def test_every_collective_takes_async_op():
         assert p.kind is p.KEYWORD_ONLY and p.default is False, name
 
 
+_CALLBACK_CODE = """
+import threading, numpy as np, sparcoll as sc
+from concurrent.futures import ThreadPoolExecutor
+
+def body(c):
+    gate = threading.Event()
+    c._start_worker().submit("gate", gate.wait)  # holds the requests until the callback is registered
+    a = c.allreduce(np.full(10, c.rank + 1.0), async_op=True)
+    b = c.allreduce(np.full(10, 10.0 * (c.rank + 1)), async_op=True)
+    seen = {}
+
+    def callback(fut):
+        seen["c"] = c.allreduce(fut.result() * 2)  # blocking, with b still pending
+        try:
+            b.wait()
+        except sc.InvalidUsageError as e:
+            seen["wait"] = str(e)
+
+    a.get_future().add_done_callback(callback)
+    gate.set()
+    return float(a.wait()[0]), float(b.wait()[0]), float(seen["c"][0]), "deadlock" in seen.get("wait", "")
+
+comms = sc.local_group(2, timeout=30)
+with ThreadPoolExecutor(2) as ex:
+    print(list(ex.map(body, comms)))
+"""
+
+
+def test_blocking_call_in_a_request_callback_does_not_deadlock(tmp_path):
+    """A done-callback runs on the communicator's worker thread: a blocking call
+    made there runs at once (in that place of the order, on every rank: A, then
+    the callback's C, then B), and a wait there for a request that has not run
+    yet raises instead of deadlocking. In a subprocess with a time limit, so a
+    deadlock fails the test instead of hanging the suite."""
+    out = subprocess.run([sys.executable, "-c", _CALLBACK_CODE], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    # a = 1 + 2, c = (3 * 2) summed over 2 ranks, b = 10 + 20
+    assert out.stdout.strip() == "[(3.0, 30.0, 12.0, True), (3.0, 30.0, 12.0, True)]", out.stdout + out.stderr
+
+
 def test_close_waits_for_pending_requests_and_stops_the_worker():
     def body(c):
         req = c.allreduce(np.full(100_000, 1.0), async_op=True)
