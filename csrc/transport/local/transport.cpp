@@ -11,6 +11,8 @@
 // Each send carries its call's sequence number: a receiver meeting a message
 // of another call (ranks that made different calls) reports it instead of
 // taking it, so no call ever consumes another's data.
+#include <sched.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -110,6 +112,25 @@ struct World {
     size_t left = 0;  // ranks that took `next`
   };
   std::map<uint64_t, Shrink> shrinks;
+
+  // Waits under lk until pred() holds or the deadline passes; returns pred().
+  // It first hands the core over a bounded number of times (sched_yield,
+  // re-checking in between), then sleeps on the condition variable. Ranks are
+  // threads, often more than cores: the peer that must act next usually
+  // needs this core, and a yield gives it at once, where a futex sleep and
+  // wake-up costs tens to hundreds of microseconds per step under
+  // oversubscription. When nothing else is runnable the yields return at once
+  // and the wait soon sleeps.
+  template <class Pred>
+  bool waitUntil(std::unique_lock<std::mutex>& lk, const Deadline& dl, Pred pred) {
+    for (int i = 0; i < kYields && !pred() && !dl.expired(); ++i) {
+      lk.unlock();
+      sched_yield();
+      lk.lock();
+    }
+    return cv.wait_until(lk, dl.at, pred);
+  }
+  static constexpr int kYields = 2000;
 };
 
 class LocalTransport;
@@ -177,8 +198,8 @@ class LocalTransport final : public Transport {
     ++w_->barrierArrived;
     w_->cv.notify_all();
     w_->state[size_t(rank_)].waitingFor = -2;
-    const bool ok = w_->cv.wait_until(
-        lk, dl.at, [&] { return w_->barrierArrived >= target || w_->abortedElsewhere(rank_); });
+    const bool ok = w_->waitUntil(
+        lk, dl, [&] { return w_->barrierArrived >= target || w_->abortedElsewhere(rank_); });
     if (w_->barrierArrived >= target) w_->state[size_t(rank_)].waitingFor = -1;
     if (w_->barrierArrived < target) w_->throwIfAbortedElsewhere(rank_);
     if (!ok) dl.check("all local ranks to reach the barrier");
@@ -345,7 +366,7 @@ void LocalRound::wait(const Deadline& dl) {
       std::unique_lock<std::mutex> lk(w.m);
       auto& q = w.queue(r.peer, me);
       w.state[size_t(me)].waitingFor = r.peer;
-      const bool ok = w.cv.wait_until(lk, dl.at, [&] { return !q.empty() || w.abortedElsewhere(me); });
+      const bool ok = w.waitUntil(lk, dl, [&] { return !q.empty() || w.abortedElsewhere(me); });
       // A rank that fails here keeps its wait on record: ranks timing out
       // at the same moment follow the chain through it.
       if (!q.empty()) w.state[size_t(me)].waitingFor = -1;
@@ -388,7 +409,7 @@ void LocalRound::wait(const Deadline& dl) {
   std::unique_lock<std::mutex> lk(w.m);
   for (const auto& s : sends) {
     w.state[size_t(me)].waitingFor = s->peer;
-    const bool ok = w.cv.wait_until(lk, dl.at, [&] { return s->done || w.abortedElsewhere(me); });
+    const bool ok = w.waitUntil(lk, dl, [&] { return s->done || w.abortedElsewhere(me); });
     if (s->done) w.state[size_t(me)].waitingFor = -1;
     if (!s->done) w.throwIfAbortedElsewhere(me);
     if (!ok)
