@@ -119,16 +119,31 @@ SC_HD uint64_t lastTie(const RadixState& ties, uint64_t n) { return n - 1 - ties
 
 // --- the passes on the host --------------------------------------------------
 // forEach(visit) calls visit(key) once for every key of the multiset, in any
-// order; it runs once per pass.
+// order. The passes and their histograms are the kernels'; only what a pass
+// reads differs: the second pass keeps the keys it counts (those matching
+// the prefix so far) when they are at most an eighth of the multiset, and
+// the later passes read that list instead of every key (a host can afford
+// the list; the kernels rescan instead and need no memory). Keys that do not
+// match never count, so the histograms, and every decision, are the same.
 template <class ForEach>
 RadixState radixSelectHost(int width, RadixState s, ForEach&& forEach) {
-  std::vector<uint64_t> hist(kRadixBins);
+  std::vector<uint64_t> hist(kRadixBins), kept;
+  const uint64_t total = s.matching;
+  bool narrowed = false;
   for (int p = 0; p < radixPasses(width); ++p) {
     const RadixPass ps = radixPass(width, p);
     hist.assign(kRadixBins, 0);
-    forEach([&](uint64_t key) {
-      if (radixMatches(key, s, ps)) ++hist[radixDigit(key, ps)];
-    });
+    const bool keep = !narrowed && p > 0 && p + 1 < radixPasses(width) && s.matching <= total / 8;
+    auto count = [&](uint64_t key) {
+      if (!radixMatches(key, s, ps)) return;
+      ++hist[radixDigit(key, ps)];
+      if (keep) kept.push_back(key);
+    };
+    if (narrowed)
+      for (uint64_t key : kept) count(key);
+    else
+      forEach(count);
+    narrowed = narrowed || keep;
     s = radixStep(s, ps, hist.data());
   }
   return s;
