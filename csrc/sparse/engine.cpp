@@ -126,13 +126,7 @@ Stream SpCtx::merge(const Stream& a0, const Stream& b0, std::initializer_list<in
   }
   const int h = fresh(a.n + b.n, a.n + b.n, &o);
   ops.mergeSum(a.idx, a.val, a.n, b.idx, b.val, b.n, o.idx, o.val, meta_);
-  Stream r = a;
-  r.idx = o.idx;
-  r.val = o.val;
-  r.nKnown = false;  // the count is in meta_[0]
-  r.home = h;
-  r.writable = true;
-  return r;
+  return a.pendingIn(o.idx, o.val, h);
 }
 
 void SpCtx::addStream(std::vector<P2POp>& v, P2POp::Kind kind, int peer, const Stream& s) const {

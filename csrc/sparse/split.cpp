@@ -68,20 +68,12 @@ Stream sumBySort(SpCtx& s, const Stream& own, const std::vector<Stream>& pieces,
     }
     return acc;
   }
+  // Here at least two sparse operands have entries: total > 0.
   s.c.comm.backend->copy(a2a.idx, own.idx, own.n * s.isz, s.c.stream);
   s.c.copy(a2a.val, own.val, own.n);
   const SpCtx::Arrays o = s.buffer(h, total, total);
-  Stream r = own;
-  r.n = 0;
-  if (total) {
-    s.ops.sortCoalesce(a2a.idx, a2a.val, total, o.idx, o.val, s.meta());
-    r.nKnown = false;  // the count is in meta()[0]
-  }
-  r.idx = o.idx;
-  r.val = o.val;
-  r.home = h;
-  r.writable = true;
-  return r;
+  s.ops.sortCoalesce(a2a.idx, a2a.val, total, o.idx, o.val, s.meta());
+  return own.pendingIn(o.idx, o.val, h);
 }
 
 }  // namespace

@@ -68,6 +68,19 @@ struct Stream {
     d.writable = true;
     return d;
   }
+  // The sparse stream over this one's range in arrays idx/val of home h, whose
+  // count an operation left in ops memory (meta word 0): not known on the host.
+  Stream pendingIn(void* i, void* v, int h) const {
+    Stream p = *this;
+    p.dense = false;
+    p.n = 0;
+    p.nKnown = false;
+    p.idx = i;
+    p.val = v;
+    p.home = h;
+    p.writable = true;
+    return p;
+  }
   // The whole dense vector [0, N) held in the call's output buffer.
   static Stream denseOutput(size_t N, void* out) {
     Stream r;
