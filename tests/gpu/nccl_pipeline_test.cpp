@@ -17,7 +17,7 @@
 #include "gpu/gpu_util.h"
 #include "gpu/nccl_grid.h"
 #include "sparse/sparse_check.h"
-#include "topk/topk_util.h"
+#include "topk/pipeline_trace.h"
 
 namespace {
 
@@ -208,12 +208,6 @@ TEST(NcclPipeline, Dsop) {
 // bit for bit what the GPU selects, so the expected sum of what every rank
 // sent is recomputed here with host states, for every step.
 constexpr size_t kTopkN = 20011;
-std::vector<float> gradient(int r, int t) {
-  std::vector<float> g(kTopkN);
-  for (size_t i = 0; i < kTopkN; ++i) g[i] = float(int((i * 7 + size_t(r) * 13 + size_t(t) * 5) % 17) - 8);
-  for (size_t i = size_t(r) * 100; i < kTopkN; i += 997) g[i] = float(40 + r);  // a few dominant entries
-  return g;
-}
 
 TEST(NcclPipeline, TopkFeedbackIntoSparseAllReduce) {
   const int P = ranks();
@@ -228,21 +222,10 @@ TEST(NcclPipeline, TopkFeedbackIntoSparseAllReduce) {
   std::vector<std::vector<std::vector<float>>> expected(cfgs.size());
   for (size_t c = 0; c < cfgs.size(); ++c) {
     expected[c].assign(steps, std::vector<float>(kTopkN, 0.0f));
-    size_t cap = 0;
-    ASSERT_EQ(scTopkMaxOutput(kTopkN, &cfgs[c], &cap), scSuccess);
     for (int q = 0; q < P; ++q) {
-      scTopkState_t st = nullptr;
-      ASSERT_EQ(scTopkStateCreate(&st, kTopkN, scFloat32, -1), scSuccess);
-      std::vector<uint64_t> idx(cap);
-      std::vector<float> val(cap);
-      for (int t = 0; t < steps; ++t) {
-        scTopkInfo_t info{};
-        ASSERT_EQ(scTopkSelectFeedback(st, gradient(q, t).data(), &cfgs[c], idx.data(), val.data(), cap, &info,
-                                       nullptr), scSuccess) << scGetLastError(nullptr);
-        const tk::Sel sel = tk::readBack(idx.data(), val.data(), info.nnz, cfgs[c].indexType, scFloat32);
-        for (size_t j = 0; j < info.nnz; ++j) expected[c][t][sel.idx[j]] += val[j];
-      }
-      scTopkStateDestroy(st);
+      const tk::RankTrace tr = tk::pipelineTrace(q, cfgs[c], kTopkN, steps);
+      for (int t = 0; t < steps; ++t)
+        for (size_t i = 0; i < kTopkN; ++i) expected[c][t][i] += tr.sent[size_t(t)][i];
     }
   }
   const scSparseAlgo_t algos[] = {scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather, scDsarEarlySwitch,
@@ -259,7 +242,7 @@ TEST(NcclPipeline, TopkFeedbackIntoSparseAllReduce) {
         const scSparseAlgo_t algo = algos[(c * steps + size_t(t)) % std::size(algos)];
         SCOPED_TRACE(testing::Message() << scTopkMethodName(cfgs[c].method) << " step " << t << " "
                                         << scSparseAlgoName(algo));
-        const std::vector<float> g = gradient(rank, t);
+        const std::vector<float> g = tk::pipelineGradient(rank, t, kTopkN);
         upload(grad.get(), g.data(), g.size() * 4, s.get());
         scTopkInfo_t info{};
         ASSERT_EQ(scTopkSelectFeedback(st, grad.get(), &cfgs[c], idx.get(), val.get(), cap, &info, s), scSuccess)

@@ -127,5 +127,17 @@ inline std::vector<double> adversarial(size_t n, uint64_t seed) {
   return x;
 }
 
+// The gradients of the feedback comparisons: three adversarial steps, then one
+// with an Inf (element 17) and a NaN (element 4000; n > 4000).
+inline std::vector<Buf> feedbackGradients(size_t n, scDataType_t dt) {
+  std::vector<Buf> grads;
+  for (int t = 0; t < 3; ++t) grads.emplace_back(adversarial(n, 50 + t), dt);
+  std::vector<double> bad = adversarial(n, 99);
+  bad[17] = std::numeric_limits<double>::infinity();
+  bad[4000] = std::numeric_limits<double>::quiet_NaN();
+  grads.emplace_back(bad, dt);
+  return grads;
+}
+
 }  // namespace gpu
 }  // namespace tk

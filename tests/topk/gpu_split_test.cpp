@@ -6,7 +6,6 @@
 // as the vector) — variable and fixed output, capacity overflow, a misaligned
 // input, and error feedback with NaN and Inf. Skips without a CUDA device.
 #include <cstdlib>
-#include <limits>
 
 #include "common/harness.h"
 #include "topk_util.h"
@@ -70,12 +69,7 @@ TEST(TopkGpuSplit, FeedbackMatchesTheCpuReference) {
   CUDA_OK(cudaStreamCreate(&stream));
   const size_t n = 30011;
   for (scDataType_t dt : {scFloat32, scFloat16, scFloat64, scBfloat16}) {
-    std::vector<Buf> grads;
-    for (int t = 0; t < 3; ++t) grads.emplace_back(adversarial(n, 50 + t), dt);
-    std::vector<double> bad = adversarial(n, 99);
-    bad[17] = std::numeric_limits<double>::infinity();
-    bad[4000] = std::numeric_limits<double>::quiet_NaN();
-    grads.emplace_back(bad, dt);
+    const std::vector<Buf> grads = feedbackGradients(n, dt);
     for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost})
       for (int fixed = 0; fixed < 2; ++fixed)
         for (size_t bucket : {size_t(512), size_t(3000), n}) {

@@ -56,12 +56,7 @@ TEST(TopkGpu, FeedbackMatchesTheCpuReference) {
   CUDA_OK(cudaStreamCreate(&stream));
   const size_t n = 30011;
   for (scDataType_t dt : {scFloat32, scFloat16, scFloat64, scBfloat16}) {
-    std::vector<Buf> grads;
-    for (int t = 0; t < 3; ++t) grads.emplace_back(adversarial(n, 50 + t), dt);
-    std::vector<double> bad = adversarial(n, 99);
-    bad[17] = std::numeric_limits<double>::infinity();
-    bad[4000] = std::numeric_limits<double>::quiet_NaN();
-    grads.emplace_back(bad, dt);
+    const std::vector<Buf> grads = feedbackGradients(n, dt);
     for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold}) {
       const bool bucketed = m == scTopkApprox || m == scTopkApproxAtMost;
       for (int fixed = 0; fixed < (bucketed ? 2 : 1); ++fixed) {

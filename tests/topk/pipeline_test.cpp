@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/harness.h"
-#include "topk_util.h"
+#include "pipeline_trace.h"
 
 using namespace tk;
 
@@ -20,45 +20,8 @@ namespace {
 constexpr size_t kN = 10007;
 constexpr int kSteps = 3;
 
-// Rank r's gradient at step t: small integers, different on every rank.
-std::vector<float> gradient(int r, int t) {
-  std::vector<float> g(kN);
-  for (size_t i = 0; i < kN; ++i) g[i] = float(int((i * 7 + size_t(r) * 13 + size_t(t) * 5) % 17) - 8);
-  for (size_t i = size_t(r) * 100; i < kN; i += 997) g[i] = float(40 + r);  // a few dominant entries
-  return g;
-}
-
-// What rank r sends at every step (dense), and its final residual, computed
-// with a host state of its own.
-struct RankTrace {
-  std::vector<std::vector<float>> sent;
-  std::vector<float> residual;
-};
-
-RankTrace trace(int r, const scTopkConfig_t& cfg) {
-  RankTrace tr;
-  scTopkState_t st = nullptr;
-  EXPECT_EQ(scTopkStateCreate(&st, kN, scFloat32, -1), scSuccess);
-  size_t cap = 0;
-  EXPECT_EQ(scTopkMaxOutput(kN, &cfg, &cap), scSuccess);
-  std::vector<uint64_t> idx(cap);  // wide enough for either index type
-  std::vector<float> val(cap);
-  for (int t = 0; t < kSteps; ++t) {
-    const std::vector<float> g = gradient(r, t);
-    scTopkInfo_t info{};
-    EXPECT_EQ(scTopkSelectFeedback(st, g.data(), &cfg, idx.data(), val.data(), cap, &info, nullptr), scSuccess)
-        << scGetLastError(nullptr);
-    std::vector<float> dense(kN, 0.0f);
-    const Sel sel = readBack(idx.data(), val.data(), info.nnz, cfg.indexType, scFloat32);
-    for (size_t j = 0; j < info.nnz; ++j) dense[sel.idx[j]] += val[j];
-    tr.sent.push_back(dense);
-  }
-  void* res = nullptr;
-  scTopkStateResidual(st, &res);
-  tr.residual.assign(static_cast<float*>(res), static_cast<float*>(res) + kN);
-  scTopkStateDestroy(st);
-  return tr;
-}
+std::vector<float> gradient(int r, int t) { return pipelineGradient(r, t, kN); }
+RankTrace trace(int r, const scTopkConfig_t& cfg) { return pipelineTrace(r, cfg, kN, kSteps); }
 
 void runPipeline(int P, scTopkConfig_t cfg, scSparseAlgo_t algo) {
   // The reference: every rank's trace, recomputed on every rank.
