@@ -9,12 +9,19 @@
 // rotated every repetition, so drift and background load hit them alike. A
 // repetition's time is the mean per call, combined over ranks with -a (max by
 // default); the reported time is the median over repetitions, and a time
-// ratio (/native) the median over repetitions of the two algorithms' times in
-// the same repetition, which cancels load that drifts between them. One more
-// call per algorithm is counted (scCommGetStats: messages, bytes, inter-node
-// bytes sent per rank; native's traffic is MPI's and not counted) and, with
-// -c, checked against the sequential reference: block e of rank q's recv must
-// hold rank sources[e]'s block exactly.
+// ratio (/mpi, else /native) the median over repetitions of the two
+// algorithms' times in the same repetition, which cancels load that drifts
+// between them. One more call per algorithm is counted (scCommGetStats:
+// messages, bytes, inter-node bytes sent per rank; native's and mpi's traffic
+// is MPI's and not counted) and, with -c, checked against the sequential
+// reference: block e of rank q's recv must hold rank sources[e]'s block exactly.
+//
+// The baseline "mpi" (mpi transport) is the MPI library alone: the blocking
+// MPI_Neighbor_allgather on a dist-graph communicator this tool creates with
+// the same edges, called directly, with none of sparcoll's dispatch, deadline
+// or checks. "native" is sparcoll's call of MPI_Ineighbor_allgatherv, as users
+// get it. The driver turns the mismatch check off unless SPARCOLL_CHECK says
+// otherwise, so native is timed without the check's extra exchange.
 //
 //   mpirun -np 16 bench/neighbor_allgather_perf --topo moore:d=2,r=1 -b 8 -e 4M -f 4 -J out.jsonl
 //   mpirun -np 16 bench/neighbor_allgather_perf --topo random:p=0.3 --ranks-per-node 4 -A naive,hierarchical
@@ -22,7 +29,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <climits>
 #include <map>
+
+#ifdef SPARCOLL_HAVE_MPI
+#include <mpi.h>
+#endif
 
 #include "common/driver.h"
 #include "common/json.h"
@@ -36,8 +48,9 @@ namespace {
 
 using namespace scbench;
 
-// scNbrAlgo_t order.
-const std::vector<std::string> kAlgos{"auto", "naive", "combining", "hierarchical", "native"};
+// scNbrAlgo_t order, then the MPI library's own call (mpi transport).
+const std::vector<std::string> kAlgos{"auto", "naive", "combining", "hierarchical", "native", "mpi"};
+const std::string kMpi = "mpi";
 
 scNbrAlgo_t algoOf(const std::string& name) {
   return scNbrAlgo_t(std::find(kAlgos.begin(), kAlgos.end(), name) - kAlgos.begin());
@@ -65,7 +78,7 @@ struct Row {
   int iters = 0;
   double msgsAvg = 0, msgsMax = 0, sentAvg = 0, interAvg = 0, interMax = 0, interMsgsAvg = 0;
   long long wrong = -1;
-  bool counted() const { return algo != "native"; }
+  bool counted() const { return algo != "native" && algo != kMpi; }
 };
 
 // nccl-tests' columns (the out-of-place side; busbw = algbw, there is no bus
@@ -73,9 +86,12 @@ struct Row {
 const Table kBlock({{"size", 12, 0}, {"count", 12, 2}, {"type", 8, 2}, {"redop", 6, 2}, {"root", 6, 2},
                     {"time", 7, 2}, {"algbw", 6, 2}, {"busbw", 6, 2}, {"#wrong", 5, 2, false, 1},
                     {"msgs", 8, 2}, {"inter(B)", 12, 2}, {"auto", 12, 2, true}});
-const Table kSummary({{"size", 12, 0}, {"type", 8, 2}, {"algorithm", 17, 2, true}, {"time(us)", 9, 1},
-                      {"min", 9, 1}, {"max", 9, 1}, {"/native", 8, 1}, {"msgs", 7, 1}, {"naive/msgs", 10, 1},
-                      {"inter(B)", 11, 1}, {"naive/inter", 11, 1}, {"#wrong", 6, 1}});
+// The summary's ratio column is the time over the baseline's: mpi where it ran, else native.
+Table summaryTable(const std::string& base) {
+  return Table({{"size", 12, 0}, {"type", 8, 2}, {"algorithm", 17, 2, true}, {"time(us)", 9, 1},
+                {"min", 9, 1}, {"max", 9, 1}, {"/" + base, 8, 1}, {"msgs", 7, 1}, {"naive/msgs", 10, 1},
+                {"inter(B)", 11, 1}, {"naive/inter", 11, 1}, {"#wrong", 6, 1}});
+}
 
 // A table line without the blanks a left-aligned last column leaves.
 std::string trimmed(std::string line) {
@@ -116,7 +132,8 @@ class NeighborAllGather final : public Tool {
            nullptr});
     f.add({'a', "", "", "combine each repetition's per-rank times: rank0, mean, min, max (default 3 = max)",
            nullptr});
-    f.add({'A', "", "", "comma-separated: auto naive combining hierarchical native (default: all)", nullptr});
+    f.add({'A', "", "", "comma-separated: auto naive combining hierarchical native mpi (default: all;\n"
+                        "mpi = MPI_Neighbor_allgather called directly, mpi transport only)", nullptr});
     f.add({'J', "", "", "JSON lines, one per (type, size, algorithm)", nullptr});
     f.add({0, "inject-error", "", "", [this](const std::string&) { inject_ = true; }, true});
     f.section("neighbourhood options:");
@@ -137,6 +154,19 @@ class NeighborAllGather final : public Tool {
   void validate(Options& o) override {
     std::string err;
     if (!ntest::parseSpec(topoText_, &spec_, &err)) throw UsageError{err};
+    // mpi, the MPI library's own call, exists on the mpi transport only: left out of the
+    // default list elsewhere, an error when asked for.
+    if (const auto m = std::find(o.algorithms.begin(), o.algorithms.end(), kMpi); m != o.algorithms.end()) {
+#ifdef SPARCOLL_HAVE_MPI
+      const bool available = o.transport == scTransportMpi;
+#else
+      const bool available = false;
+#endif
+      if (!available && o.algorithms != kAlgos)
+        throw UsageError{"-A mpi (MPI_Neighbor_allgather called directly) needs the mpi transport (-t mpi)"};
+      if (!available) o.algorithms.erase(m);
+    }
+    base_ = std::find(o.algorithms.begin(), o.algorithms.end(), kMpi) != o.algorithms.end() ? kMpi : "native";
     for (scDataType_t t : o.dtypes)
       if (o.minBytes < sc::dtypeSize(t))
         throw UsageError{"-b " + std::to_string(o.minBytes) + " is less than one " + typeName(t) +
@@ -169,7 +199,12 @@ class NeighborAllGather final : public Tool {
     ntest::Graph graph;
     scTopology_t topo = nullptr;
     double meanIn = 0;  // mean in-degree over ranks: the blocks a rank receives
+#ifdef SPARCOLL_HAVE_MPI
+    MPI_Comm graphComm = MPI_COMM_NULL;  // the baseline's dist-graph communicator (-A mpi)
+#endif
   };
+  // One call of r's algorithm: sparcoll's, or MPI's own for the baseline.
+  void callOnce(RankState& rs, const Run& run, const Row& r, const void* send, void* recv) const;
   void header(Group& g, RankState& rs, const Context& ctx, const Run& run, double createSeconds) const;
   Row measureTraffic(Group& g, RankState& rs, const Options& o, const Run& run, Row r, const void* send,
                      void* recv) const;
@@ -178,6 +213,7 @@ class NeighborAllGather final : public Tool {
   void writeJson(const Context& ctx, const Run& run, const std::vector<Row>& rows) const;
 
   std::string topoText_ = "moore:d=2,r=1";
+  std::string base_ = "native";  // the ratios' baseline: mpi where it runs
   ntest::Spec spec_;
   int ranksPerNode_ = 0, reps_ = 5;
   double repTime_ = 0;
@@ -202,6 +238,15 @@ long long NeighborAllGather::runRank(Group& g, RankState& rs, const Context& ctx
       r != scSuccess)
     callFailed(rs, "scTopologyCreate (" + run.graph.name + ")", r);
   const double createSeconds = g.max(now() - t0);
+#ifdef SPARCOLL_HAVE_MPI
+  if (base_ == kMpi) {
+    int none = 0;
+    const int rc = MPI_Dist_graph_create_adjacent(
+        MPI_COMM_WORLD, int(src.size()), src.empty() ? &none : src.data(), MPI_UNWEIGHTED, int(dst.size()),
+        dst.empty() ? &none : dst.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &run.graphComm);
+    if (rc != MPI_SUCCESS) fatal("MPI_Dist_graph_create_adjacent failed (the -A mpi baseline)");
+  }
+#endif
   header(g, rs, ctx, run, createSeconds);
 
   Buffer send = rs.alloc(o.maxBytes), recv = rs.alloc(std::max<size_t>(1, src.size() * o.maxBytes));
@@ -222,13 +267,7 @@ long long NeighborAllGather::runRank(Group& g, RankState& rs, const Context& ctx
         r.seed = seed;
         here.push_back(r);
       }
-      auto call = [&](const Row& r) {
-        const scResult_t rc =
-            scNeighborAllGather(send.data(), count, recv.data(), dt, algoOf(r.algo), run.topo, rs.stream);
-        if (rc != scSuccess)
-          callFailed(rs, "scNeighborAllGather (" + r.algo + ", " + typeName(dt) + ", " + std::to_string(count) +
-                             " elements)", rc);
-      };
+      auto call = [&](const Row& r) { callOnce(rs, run, r, send.data(), recv.data()); };
       // Warm-up, which also sizes each algorithm's repetitions under --rep-time.
       for (Row& r : here) {
         r.iters = o.iters;
@@ -259,6 +298,9 @@ long long NeighborAllGather::runRank(Group& g, RankState& rs, const Context& ctx
     }
   }
   if (const scResult_t r = scTopologyDestroy(run.topo); r != scSuccess) callFailed(rs, "scTopologyDestroy", r);
+#ifdef SPARCOLL_HAVE_MPI
+  if (run.graphComm != MPI_COMM_NULL) MPI_Comm_free(&run.graphComm);
+#endif
   long long wrong = 0;
   for (const Row& r : rows) wrong += std::max(0LL, r.wrong);
   if (g.rank() == 0) {
@@ -266,6 +308,24 @@ long long NeighborAllGather::runRank(Group& g, RankState& rs, const Context& ctx
     if (!o.jsonFile.empty()) writeJson(ctx, run, rows);
   }
   return wrong;
+}
+
+void NeighborAllGather::callOnce(RankState& rs, const Run& run, const Row& r, const void* send, void* recv) const {
+  if (r.algo == kMpi) {
+#ifdef SPARCOLL_HAVE_MPI
+    const size_t bytes = r.count * sc::dtypeSize(r.dtype);
+    if (bytes > size_t(INT_MAX)) fatal("-A mpi: a block of " + std::to_string(bytes) + " bytes exceeds MPI's int counts");
+    char none = 0;  // MPI rejects NULL buffers even for zero bytes
+    if (MPI_Neighbor_allgather(send ? send : &none, int(bytes), MPI_BYTE, recv ? recv : &none, int(bytes), MPI_BYTE,
+                               run.graphComm) != MPI_SUCCESS)
+      fatal("MPI_Neighbor_allgather failed (the -A mpi baseline)");
+#endif
+    return;
+  }
+  const scResult_t rc = scNeighborAllGather(send, r.count, recv, r.dtype, algoOf(r.algo), run.topo, rs.stream);
+  if (rc != scSuccess)
+    callFailed(rs, "scNeighborAllGather (" + r.algo + ", " + typeName(r.dtype) + ", " + std::to_string(r.count) +
+                       " elements)", rc);
 }
 
 // One counted call of r's algorithm on a zeroed recv, then its check.
@@ -276,8 +336,7 @@ Row NeighborAllGather::measureTraffic(Group& g, RankState& rs, const Options& o,
   rs.zero(recv, std::max<size_t>(1, src.size() * n * esz));
   g.barrier();
   scCommResetStats(rs.comm);
-  const scResult_t rc = scNeighborAllGather(send, n, recv, r.dtype, algoOf(r.algo), run.topo, rs.stream);
-  if (rc != scSuccess) callFailed(rs, "scNeighborAllGather (" + r.algo + ", checked call)", rc);
+  callOnce(rs, run, r, send, recv);
   rs.sync();
   scStats_t st{};
   scCommGetStats(rs.comm, &st);
@@ -332,28 +391,31 @@ void NeighborAllGather::header(Group& g, RankState& rs, const Context& ctx, cons
               grouped.empty() ? "none" : grouped.c_str());
   std::printf("# time: median over %d repetitions of the mean of -n calls (%s over ranks per repetition); "
               "algbw = mean in-degree x size / time;\n# msgs, inter(B): messages and inter-node bytes sent per rank "
-              "per call (mean over ranks; native: MPI's own, not counted)\n#\n",
+              "per call (mean over ranks; native, mpi: MPI's own, not counted);\n"
+              "# mpi: MPI_Neighbor_allgather called directly on a dist-graph communicator of the same edges\n#\n",
               reps_, o.combine == Combine::Max ? "max" : o.combine == Combine::Avg ? "mean"
                                                  : o.combine == Combine::Min ? "min" : "rank 0's");
-  std::printf("# Summary, size by size: time(us) median [min, max] over repetitions; /native: time over native's\n"
+  std::printf("# Summary, size by size: time(us) median [min, max] over repetitions; /%s: time over %s's\n"
               "# in the same repetition, the median over repetitions;\n"
-              "# naive/msgs, naive/inter: naive's messages and inter-node bytes per rank over this algorithm's\n");
-  std::printf("%s\n", kSummary.titles("# ").c_str());
+              "# naive/msgs, naive/inter: naive's messages and inter-node bytes per rank over this algorithm's\n",
+              base_.c_str(), base_.c_str());
+  std::printf("%s\n", summaryTable(base_).titles("# ").c_str());
 }
 
 void NeighborAllGather::summaryRows(const std::vector<Row>& rows) const {
-  const Row* native = nullptr;
+  const Row* base = nullptr;
   const Row* naive = nullptr;
+  const Table summary = summaryTable(base_);
   for (const Row& r : rows) {
-    if (r.algo == "native") native = &r;
+    if (r.algo == base_) base = &r;
     if (r.algo == "naive") naive = &r;
   }
   for (const Row& r : rows) {
     const auto [lo, hi] = std::minmax_element(r.repUs.begin(), r.repUs.end());
     const std::string name = r.algo == "auto" ? "auto>" + r.autoChoice : r.algo;
-    std::printf("%s\n", kSummary.row({fmt("%zu", r.bytes), typeName(r.dtype), name, Report::formatTime(r.timeUs),
+    std::printf("%s\n", summary.row({fmt("%zu", r.bytes), typeName(r.dtype), name, Report::formatTime(r.timeUs),
                                        Report::formatTime(*lo), Report::formatTime(*hi),
-                                       r.algo == "native" || !native ? "-" : fmt("%.2f", pairedRatio(r, *native)),
+                                       r.algo == base_ || !base ? "-" : fmt("%.2f", pairedRatio(r, *base)),
                                        r.counted() ? fmt("%.2f", r.msgsAvg) : "-",
                                        r.counted() && naive ? ratio(naive->msgsAvg, r.msgsAvg) : "-",
                                        r.counted() ? fmt("%.0f", r.interAvg) : "-",
@@ -392,9 +454,10 @@ void NeighborAllGather::blocks(const Context& ctx, const std::vector<Row>& rows)
 
 void NeighborAllGather::writeJson(const Context& ctx, const Run& run, const std::vector<Row>& rows) const {
   const char* rpn = std::getenv("SPARCOLL_RANKS_PER_NODE");
-  std::map<std::pair<int, size_t>, const Row*> native, naive;
+  std::map<std::pair<int, size_t>, const Row*> native, mpi, naive;
   for (const Row& r : rows) {
     if (r.algo == "native") native[{int(r.dtype), r.bytes}] = &r;
+    if (r.algo == kMpi) mpi[{int(r.dtype), r.bytes}] = &r;
     if (r.algo == "naive") naive[{int(r.dtype), r.bytes}] = &r;
   }
   std::vector<JsonObject> lines;
@@ -418,6 +481,8 @@ void NeighborAllGather::writeJson(const Context& ctx, const Run& run, const std:
     else j.add("wrong", nullptr);
     const auto n = native.find({int(r.dtype), r.bytes});
     if (n != native.end() && r.algo != "native") j.add("time_ratio_to_native", pairedRatio(r, *n->second));
+    const auto m = mpi.find({int(r.dtype), r.bytes});
+    if (m != mpi.end() && r.algo != kMpi) j.add("time_ratio_to_mpi", pairedRatio(r, *m->second));
     const auto v = naive.find({int(r.dtype), r.bytes});
     if (v != naive.end() && r.counted() && r.msgsAvg > 0) j.add("msgs_naive_over_this", v->second->msgsAvg / r.msgsAvg);
     if (v != naive.end() && r.counted() && r.interAvg > 0)
