@@ -170,15 +170,20 @@ class MpiRound final : public Round {
   void wait(const Deadline& dl) override {
     int flag = 0;
     unsigned polls = 0;
+    bool sendsDone = false;
     const bool ok = pollUntil(dl, [&] {
       matchRecvs();
       if (++polls % 16 == 0) {
         checkAbortNotice(ctl_, id_);
         if (!recvs.empty() && code_.packed) otherCalls();
       }
-      // The sends keep moving while receives wait for their messages.
-      mpiCheck(MPI_Testall(int(sendReqs.size()), sendReqs.data(), &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
-      if (!flag || !recvs.empty()) return false;
+      // The sends keep moving while receives wait for their messages; once
+      // they are done a poll is one trip through MPI's progress engine.
+      if (!sendsDone) {
+        mpiCheck(MPI_Testall(int(sendReqs.size()), sendReqs.data(), &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
+        sendsDone = flag != 0;
+      }
+      if (!sendsDone || !recvs.empty()) return false;
       mpiCheck(MPI_Testall(int(recvReqs.size()), recvReqs.data(), &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
       return flag != 0;
     });
