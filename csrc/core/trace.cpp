@@ -20,6 +20,10 @@ double wallUs() {
   return double(duration_cast<microseconds>(system_clock::now().time_since_epoch()).count());
 }
 
+double steadyUs(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
+}
+
 std::string host() {
   char h[256] = {};
   if (gethostname(h, sizeof h - 1) != 0) return "host";
@@ -37,7 +41,12 @@ std::string durText(double us) {
 }  // namespace
 
 Recorder::Recorder(size_t keep, std::string traceDir, int rank, int size, const char* transport)
-    : keep_(keep), rank_(rank), size_(size), transport_(transport), id_(gNextId++) {
+    : keep_(keep),
+      rank_(rank),
+      size_(size),
+      transport_(transport),
+      id_(gNextId++),
+      wallAtSteadyZeroUs_(wallUs() - steadyUs(std::chrono::steady_clock::now())) {
   // The calls in flight live in the ring too: room for a few nested ones
   // (a call the library makes inside another) even with no history kept.
   ring_.resize(std::max<size_t>(keep_, 8));
@@ -69,8 +78,8 @@ void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats) {
   used_ = std::min(used_ + 1, ring_.size());
   r.seq = seq;
   r.sig = sig;
-  r.startUs = wallUs();
   r.t0 = std::chrono::steady_clock::now();
+  r.startUs = wallAtSteadyZeroUs_ + steadyUs(r.t0);
   r.durUs = -1;
   r.status = scSuccess;
   r.bytesSent = stats.bytesSent;
