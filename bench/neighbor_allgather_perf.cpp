@@ -60,12 +60,6 @@ scNbrAlgo_t algoOf(const std::string& name) {
 // never 0, so a block left unwritten (recv is zeroed first) is caught.
 double value(int q, uint64_t k, uint64_t seed) { return double(1 + mix(k, seed * 1000003 + uint64_t(q)) % 100); }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // One (type, size, algorithm): its times over the repetitions, its traffic
 // per rank (mean and max over ranks) and its check.
 struct Row {

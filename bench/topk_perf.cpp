@@ -44,11 +44,6 @@ auto parseList(const std::string& s, const char* what, F parse) {
   return out;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 struct Row {
   std::string where, method, output;
   size_t bucket, n, k;

@@ -1,5 +1,6 @@
 #include "common/timing.h"
 
+#include <algorithm>
 #include <chrono>
 
 #ifdef SPARCOLL_HAVE_CUDA
@@ -10,6 +11,12 @@ namespace scbench {
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 Timing timeCalls(Group& g, RankState& rs, long calls, Combine how, const std::function<void()>& call) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "common/group.h"
 #include "common/rank.h"
@@ -12,6 +13,10 @@ namespace scbench {
 
 // Seconds on the steady clock.
 double now();
+
+// The median of v: its middle value, the mean of the two middle ones for an
+// even count, 0 for none.
+double median(std::vector<double> v);
 
 // One timed loop, combined over ranks. Times are per call in microseconds:
 // wall until rs's stream is drained, cpu until the last call returned.

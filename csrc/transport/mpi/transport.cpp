@@ -12,13 +12,11 @@
 // naming the peer. Each message's tag is the call's sequence number, so
 // leftovers of a mismatched call are never taken by a later call.
 #include <mpi.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <random>
-#include <thread>
 #include <cstring>
 
 #include "core/memkind.h"
@@ -26,6 +24,7 @@
 #include "transport/factory.h"
 #include "transport/mpi/shrink.h"
 #include "transport/mpi/util.h"
+#include "transport/mpi/wait.h"
 
 namespace sc {
 namespace {
@@ -51,100 +50,6 @@ struct TagCode {
     return d >= (kSeqMask + 1) / 2 ? int64_t(d) - int64_t(kSeqMask + 1) : int64_t(d);
   }
 };
-
-// Polls until done() (which also moves the round forward), hot for 100 ms
-// (each test moves message fragments forward), then with short sleeps so that
-// a rank left waiting long (a slow or absent peer) does not hold a core for
-// nothing. While hot it yields every few polls: under oversubscription MPI's
-// own progress yields when idle (mpirun sets mpi_yield_when_idle), and a yield
-// per poll is a system call per poll when ranks have cores of their own. A
-// shorter hot phase (2 ms) cost large calls 5-10 % against MPI's own blocking
-// calls: a sleep of 10-50 us before the last test. One clock read per poll,
-// none when the first poll finds the round done.
-// Returns false when the deadline passed first.
-template <typename F>
-bool pollUntil(const Deadline& dl, F done) {
-  constexpr auto kHot = std::chrono::milliseconds(100);
-  if (done()) return true;  // most short rounds: no clock read at all
-  const auto start = Clock::now();
-  for (unsigned spins = 0;; ++spins) {
-    if (spins > 0 && done()) return true;
-    const auto now = Clock::now();
-    if (now >= dl.at) return false;
-    if (now - start < kHot) {
-      if (spins % 4 == 3) sched_yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(spins % 8 == 0 ? 50 : 10));
-    }
-  }
-}
-
-// Abort notices travel on a second duplicate of the caller's communicator
-// (never matched by a call's messages): a few hundred bytes naming the rank and
-// why it aborted. Waits look for one every few polls.
-constexpr int kAbortTag = 1;
-constexpr size_t kAbortMax = 1024;
-
-// A notice starts with the communicator's id (16 hex digits and '|'): an MPI
-// library may hand a message sent to a freed communicator to a later one that
-// reuses its context id, and such a stale notice must not abort it.
-constexpr size_t kIdChars = 17;
-
-std::string idText(uint64_t id) {
-  char b[kIdChars + 1];
-  std::snprintf(b, sizeof b, "%016llx|", static_cast<unsigned long long>(id));
-  return b;
-}
-
-// Throws scRemoteError when a peer's abort notice for communicator `id` has
-// arrived on ctl.
-void checkAbortNotice(MPI_Comm ctl, uint64_t id) {
-  int flag = 0;
-  MPI_Status st;
-  if (ctl == MPI_COMM_NULL || MPI_Iprobe(MPI_ANY_SOURCE, kAbortTag, ctl, &flag, &st) != MPI_SUCCESS || !flag) return;
-  int n = 0;
-  MPI_Get_count(&st, MPI_CHAR, &n);
-  std::string why(size_t(std::max(n, 0)), '\0');
-  MPI_Recv(why.data(), n, MPI_CHAR, st.MPI_SOURCE, kAbortTag, ctl, MPI_STATUS_IGNORE);
-  if (why.compare(0, kIdChars, idText(id)) != 0) return;  // another communicator's
-  SC_THROW(scRemoteError, "rank ", st.MPI_SOURCE, " aborted the communicator: ", why.substr(kIdChars));
-}
-
-// A nonblocking collective's request (MPI_Ibarrier, MPI_Iallreduce...), which
-// MPI does not let us cancel (MPI-3.1 §5.12): on timeout it stays with the
-// communicator, which is then aborted and not freed.
-//
-// Open MPI (4.1) reports an error in a nonblocking collective's schedule (a
-// peer's mismatched count truncating a message) through MPI_COMM_WORLD's
-// error handler, fatal by default, not through the communicator's: while
-// this waits, MPI_COMM_WORLD's handler returns instead (and is restored),
-// so a peer's mistake becomes scMpiError here rather than aborting the job.
-void waitCollective(MPI_Request& req, const Deadline& dl, const char* what, bool* pending, MPI_Comm ctl,
-                    uint64_t id) {
-  struct WorldReturns {
-    MPI_Errhandler old = MPI_ERRHANDLER_NULL;
-    WorldReturns() {
-      MPI_Comm_get_errhandler(MPI_COMM_WORLD, &old);
-      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    }
-    ~WorldReturns() {
-      MPI_Comm_set_errhandler(MPI_COMM_WORLD, old);
-      MPI_Errhandler_free(&old);
-    }
-  } returns;
-  int flag = 0;
-  *pending = true;
-  unsigned polls = 0;
-  const bool ok = pollUntil(dl, [&] {
-    mpiCheck(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), what);
-    if (!flag && ++polls % 16 == 0) checkAbortNotice(ctl, id);
-    return flag != 0;
-  });
-  if (!ok)
-    SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in ", what,
-             " (a peer never joined; MPI cannot name which)");
-  *pending = false;
-}
 
 class MpiRound final : public Round {
  public:

@@ -1,0 +1,65 @@
+#include "transport/mpi/wait.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.h"
+#include "transport/mpi/util.h"
+
+namespace sc {
+
+std::string idText(uint64_t id) {
+  char b[kIdChars + 1];
+  std::snprintf(b, sizeof b, "%016llx|", static_cast<unsigned long long>(id));
+  return b;
+}
+
+void checkAbortNotice(MPI_Comm ctl, uint64_t id) {
+  int flag = 0;
+  MPI_Status st;
+  if (ctl == MPI_COMM_NULL || MPI_Iprobe(MPI_ANY_SOURCE, kAbortTag, ctl, &flag, &st) != MPI_SUCCESS || !flag) return;
+  int n = 0;
+  MPI_Get_count(&st, MPI_CHAR, &n);
+  std::string why(size_t(std::max(n, 0)), '\0');
+  MPI_Recv(why.data(), n, MPI_CHAR, st.MPI_SOURCE, kAbortTag, ctl, MPI_STATUS_IGNORE);
+  if (why.compare(0, kIdChars, idText(id)) != 0) return;  // another communicator's
+  SC_THROW(scRemoteError, "rank ", st.MPI_SOURCE, " aborted the communicator: ", why.substr(kIdChars));
+}
+
+// A nonblocking collective's request (MPI_Ibarrier, MPI_Iallreduce...), which
+// MPI does not let us cancel (MPI-3.1 §5.12): on timeout it stays with the
+// communicator, which is then aborted and not freed.
+//
+// Open MPI (4.1) reports an error in a nonblocking collective's schedule (a
+// peer's mismatched count truncating a message) through MPI_COMM_WORLD's
+// error handler, fatal by default, not through the communicator's: while
+// this waits, MPI_COMM_WORLD's handler returns instead (and is restored),
+// so a peer's mistake becomes scMpiError here rather than aborting the job.
+void waitCollective(MPI_Request& req, const Deadline& dl, const char* what, bool* pending, MPI_Comm ctl,
+                    uint64_t id) {
+  struct WorldReturns {
+    MPI_Errhandler old = MPI_ERRHANDLER_NULL;
+    WorldReturns() {
+      MPI_Comm_get_errhandler(MPI_COMM_WORLD, &old);
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    }
+    ~WorldReturns() {
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, old);
+      MPI_Errhandler_free(&old);
+    }
+  } returns;
+  int flag = 0;
+  *pending = true;
+  unsigned polls = 0;
+  const bool ok = pollUntil(dl, [&] {
+    mpiCheck(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), what);
+    if (!flag && ++polls % 16 == 0) checkAbortNotice(ctl, id);
+    return flag != 0;
+  });
+  if (!ok)
+    SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in ", what,
+             " (a peer never joined; MPI cannot name which)");
+  *pending = false;
+}
+
+}  // namespace sc

@@ -1,0 +1,68 @@
+// The MPI transport's waits: a deadline-bounded test loop (MPI_Wait could
+// block forever on a rank that never comes), the abort notices a wait looks
+// for, and the wait for a nonblocking collective's request.
+#pragma once
+
+#include <mpi.h>
+#include <sched.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "core/deadline.h"
+
+namespace sc {
+
+// Polls until done() (which also moves the round forward), hot for 100 ms
+// (each test moves message fragments forward), then with short sleeps so that
+// a rank left waiting long (a slow or absent peer) does not hold a core for
+// nothing. While hot it yields every few polls: under oversubscription MPI's
+// own progress yields when idle (mpirun sets mpi_yield_when_idle), and a yield
+// per poll is a system call per poll when ranks have cores of their own. A
+// shorter hot phase (2 ms) cost large calls 5-10 % against MPI's own blocking
+// calls: a sleep of 10-50 us before the last test. One clock read per poll,
+// none when the first poll finds the round done.
+// Returns false when the deadline passed first.
+template <typename F>
+bool pollUntil(const Deadline& dl, F done) {
+  constexpr auto kHot = std::chrono::milliseconds(100);
+  if (done()) return true;  // most short rounds: no clock read at all
+  const auto start = Clock::now();
+  for (unsigned spins = 0;; ++spins) {
+    if (spins > 0 && done()) return true;
+    const auto now = Clock::now();
+    if (now >= dl.at) return false;
+    if (now - start < kHot) {
+      if (spins % 4 == 3) sched_yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(spins % 8 == 0 ? 50 : 10));
+    }
+  }
+}
+
+// Abort notices travel on a second duplicate of the caller's communicator
+// (never matched by a call's messages): a few hundred bytes naming the rank and
+// why it aborted. Waits look for one every few polls.
+constexpr int kAbortTag = 1;
+constexpr size_t kAbortMax = 1024;
+
+// A notice starts with the communicator's id (16 hex digits and '|'): an MPI
+// library may hand a message sent to a freed communicator to a later one that
+// reuses its context id, and such a stale notice must not abort it.
+constexpr size_t kIdChars = 17;
+std::string idText(uint64_t id);
+
+// Throws scRemoteError when a peer's abort notice for communicator `id` has
+// arrived on ctl.
+void checkAbortNotice(MPI_Comm ctl, uint64_t id);
+
+// Waits for a nonblocking collective's request (MPI_Ibarrier,
+// MPI_Iallreduce...) until dl; *pending stays true if it timed out (MPI
+// cannot cancel it). Throws scTimeout, or scRemoteError on a peer's abort
+// notice.
+void waitCollective(MPI_Request& req, const Deadline& dl, const char* what, bool* pending, MPI_Comm ctl,
+                    uint64_t id);
+
+}  // namespace sc
