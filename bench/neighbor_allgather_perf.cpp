@@ -161,6 +161,9 @@ class NeighborAllGather final : public Tool {
       if (!available) o.algorithms.erase(m);
     }
     base_ = std::find(o.algorithms.begin(), o.algorithms.end(), kMpi) != o.algorithms.end() ? kMpi : "native";
+    if (base_ == kMpi && o.maxBytes > size_t(INT_MAX))
+      throw UsageError{"-A mpi: -e " + std::to_string(o.maxBytes) + " exceeds MPI's int counts (at most " +
+                       std::to_string(INT_MAX) + " bytes per block)"};
     for (scDataType_t t : o.dtypes)
       if (o.minBytes < sc::dtypeSize(t))
         throw UsageError{"-b " + std::to_string(o.minBytes) + " is less than one " + typeName(t) +
@@ -307,8 +310,7 @@ long long NeighborAllGather::runRank(Group& g, RankState& rs, const Context& ctx
 void NeighborAllGather::callOnce(RankState& rs, const Run& run, const Row& r, const void* send, void* recv) const {
   if (r.algo == kMpi) {
 #ifdef SPARCOLL_HAVE_MPI
-    const size_t bytes = r.count * sc::dtypeSize(r.dtype);
-    if (bytes > size_t(INT_MAX)) fatal("-A mpi: a block of " + std::to_string(bytes) + " bytes exceeds MPI's int counts");
+    const size_t bytes = r.count * sc::dtypeSize(r.dtype);  // at most -e, checked against int in validate()
     char none = 0;  // MPI rejects NULL buffers even for zero bytes
     if (MPI_Neighbor_allgather(send ? send : &none, int(bytes), MPI_BYTE, recv ? recv : &none, int(bytes), MPI_BYTE,
                                run.graphComm) != MPI_SUCCESS)

@@ -57,29 +57,21 @@ struct Stream {
   uint64_t meta() const { return dense ? kDenseMark : n; }
 
   // The dense stream over this one's range whose len values are in v (home h).
-  Stream denseIn(void* v, int h) const {
-    Stream d = *this;
-    d.dense = true;
-    d.n = 0;
-    d.nKnown = true;
-    d.idx = nullptr;
-    d.val = v;
-    d.home = h;
-    d.writable = true;
-    return d;
-  }
+  Stream denseIn(void* v, int h) const { return heldIn(true, true, nullptr, v, h); }
   // The sparse stream over this one's range in arrays idx/val of home h, whose
   // count an operation left in ops memory (meta word 0): not known on the host.
-  Stream pendingIn(void* i, void* v, int h) const {
-    Stream p = *this;
-    p.dense = false;
-    p.n = 0;
-    p.nKnown = false;
-    p.idx = i;
-    p.val = v;
-    p.home = h;
-    p.writable = true;
-    return p;
+  Stream pendingIn(void* i, void* v, int h) const { return heldIn(false, false, i, v, h); }
+  // This stream's range, written anew into arrays i/v of home h (which it may update).
+  Stream heldIn(bool isDense, bool countKnown, void* i, void* v, int h) const {
+    Stream s = *this;
+    s.dense = isDense;
+    s.n = 0;
+    s.nKnown = countKnown;
+    s.idx = i;
+    s.val = v;
+    s.home = h;
+    s.writable = true;
+    return s;
   }
   // The whole dense vector [0, N) held in the call's output buffer.
   static Stream denseOutput(size_t N, void* out) {
