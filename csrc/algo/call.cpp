@@ -17,22 +17,38 @@
 namespace sc {
 namespace {
 
-void mix(uint32_t& h, const void* p, size_t n) {
-  const unsigned char* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 16777619u;
+// FNV-1a over 8-byte words (the last one zero-padded, with its length), one
+// multiply per word rather than per byte: the hash runs on every call. The
+// tags use its low bits, so it ends with a full avalanche (MurmurHash3's
+// finalizer): every input bit reaches them.
+void mix(uint64_t& h, const void* p, size_t n) {
+  const char* b = static_cast<const char*>(p);
+  for (; n >= 8; b += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, b, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  if (n) {
+    uint64_t w = 0;
+    std::memcpy(&w, b, n);
+    h = (h ^ w ^ (uint64_t(n) << 56)) * 0x100000001b3ull;
+  }
 }
 
 }  // namespace
 
 uint32_t CallSig::hash() const {
-  uint32_t h = 2166136261u;
+  uint64_t h = 0xcbf29ce484222325ull;
   mix(h, name, std::strlen(name));
-  mix(h, &count, sizeof count);
-  mix(h, &dtype, sizeof dtype);
-  mix(h, &op, sizeof op);
+  const uint64_t fields[] = {count, uint64_t(uint32_t(dtype)) << 32 | uint32_t(op), extra};
+  mix(h, fields, sizeof fields);
   if (algo) mix(h, algo, std::strlen(algo));
-  mix(h, &extra, sizeof extra);
-  return h;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return uint32_t(h);
 }
 
 std::string CallSig::text() const {
@@ -144,7 +160,14 @@ void setCall(scComm& comm, const CallSig& sig) {
   comm.call = sig;
   comm.recorder->begin(comm.seq, sig, comm.stats);
   if (wanted(comm, sig)) verify(comm, sig);
-  comm.transport->beginCall(comm.seq, sig.hash());
+  // Names and algorithms are string literals, so equal pointers mean equal text.
+  const CallSig& h = comm.hashedSig;
+  if (comm.sigHash == 0 || h.name != sig.name || h.algo != sig.algo || h.count != sig.count ||
+      h.dtype != sig.dtype || h.op != sig.op || h.extra != sig.extra) {
+    comm.hashedSig = sig;
+    comm.sigHash = sig.hash();
+  }
+  comm.transport->beginCall(comm.seq, comm.sigHash);
 }
 
 }  // namespace sc

@@ -34,7 +34,7 @@ std::string Ctx::where() const {
   return w + (comm.call.name[0] ? comm.call.text() : std::string("the call")) + cat(" (call #", comm.seq, ")");
 }
 
-std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) {
+std::unique_ptr<Round> Ctx::postRaw(std::vector<P2POp>& ops) {
   ops.erase(std::remove_if(ops.begin(), ops.end(), [](const P2POp& o) { return o.bytes == 0 || o.peer < 0; }),
             ops.end());
   for (const auto& o : ops) {
@@ -51,7 +51,19 @@ std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) {
     }
   }
   comm.recorder->round(ops, phase_, step_, steps_);
-  return std::make_unique<NamedRound>(comm.transport->post(ops, stream, dl), *this);
+  return comm.transport->post(ops, stream, dl);
+}
+
+std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) { return std::make_unique<NamedRound>(postRaw(ops), *this); }
+
+// Without NamedRound's allocation: exchange is on every call's path.
+void Ctx::exchange(std::vector<P2POp> ops) {
+  const std::unique_ptr<Round> r = postRaw(ops);
+  try {
+    r->wait(dl);
+  } catch (const Error& e) {
+    throw e.within(where());
+  }
 }
 
 }  // namespace sc

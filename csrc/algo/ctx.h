@@ -56,7 +56,8 @@ class Ctx {
   // Posts a round; zero-byte messages are dropped (both sides derive sizes from
   // the same layout, so they agree on which messages exist).
   std::unique_ptr<Round> post(std::vector<P2POp> ops);
-  void exchange(std::vector<P2POp> ops) { post(std::move(ops))->wait(dl); }
+  // Posts a round and waits for it.
+  void exchange(std::vector<P2POp> ops);
   // One send and one receive in a round (either may be skipped with peer < 0).
   void sendrecv(int to, const void* sbuf, size_t selems, int from, void* rbuf, size_t relems) {
     exchange({send(to, sbuf, selems), recv(from, rbuf, relems)});
@@ -84,6 +85,8 @@ class Ctx {
   size_t sliceElems() const { return std::max<size_t>(1, comm.pipelineBytes() / esz); }
 
  private:
+  // Counts the round's traffic, records it and posts it (zero-byte messages dropped).
+  std::unique_ptr<Round> postRaw(std::vector<P2POp>& ops);
   const char* phase_ = nullptr;
   int step_ = 0, steps_ = 0;
 };

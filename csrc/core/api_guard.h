@@ -34,12 +34,9 @@ void leaveCall(scComm* comm) noexcept;
 // trace record them (core/trace.h).
 void endCalls(scComm* comm, uint64_t before, scResult_t r) noexcept;
 
+// scGuard for a communicator known to be live (scCall's, held since enterCall).
 template <typename F>
-scResult_t scGuard(scComm* comm, F&& body) {
-  if (comm && !commLive(comm)) {
-    recordError(nullptr, scInvalidUsage, "communicator handle was destroyed or never created");
-    return scInvalidUsage;
-  }
+scResult_t guardLive(scComm* comm, F&& body) {
   try {
     body();
     return scSuccess;
@@ -58,6 +55,15 @@ scResult_t scGuard(scComm* comm, F&& body) {
   }
 }
 
+template <typename F>
+scResult_t scGuard(scComm* comm, F&& body) {
+  if (comm && !commLive(comm)) {
+    recordError(nullptr, scInvalidUsage, "communicator handle was destroyed or never created");
+    return scInvalidUsage;
+  }
+  return guardLive(comm, std::forward<F>(body));
+}
+
 // The guard of a collective call (one that communicates): see above. A NULL
 // comm is left to the body's checkComm, which names it.
 template <typename F>
@@ -72,7 +78,7 @@ scResult_t scCall(scComm* comm, F&& body) {
     ~Leave() { if (c) leaveCall(c); }
   } leave{nested ? nullptr : comm};
   const uint64_t before = comm ? comm->seq : 0;
-  const scResult_t r = scGuard(comm, std::forward<F>(body));
+  const scResult_t r = guardLive(comm, std::forward<F>(body));
   if (comm && comm->seq > before) endCalls(comm, before, r);
   return r;
 }

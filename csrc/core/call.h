@@ -14,6 +14,8 @@ struct scComm;
 
 namespace sc {
 
+// name and algo point to strings of static storage (literals, tables):
+// setCall compares them by pointer to reuse the last call's hash.
 struct CallSig {
   const char* name = "";       // the C entry point, "scAllReduce"
   uint64_t count = 0;          // what every rank passes; kNoCount where it may differ by rank
@@ -23,7 +25,8 @@ struct CallSig {
   uint64_t extra = 0;          // anything else all ranks pass alike (index type, shape, broadcast's root...)
 
   static constexpr uint64_t kNoCount = ~uint64_t(0);
-  // A hash of every field (FNV-1a); equal signatures hash alike on every rank.
+  // A hash of every field (FNV-1a over words, then an avalanche); equal
+  // signatures hash alike on every rank.
   uint32_t hash() const;
   // "scAllReduce(count=2000, float32, sum, ring)".
   std::string text() const;

@@ -76,6 +76,9 @@ struct scComm {
   // refused on one rank alone leaves the ranks in step.
   uint64_t seq = 0;
   sc::CallSig call;  // the current (or last) call's signature (core/call.h)
+  // The last signature hashed, and its hash: a loop of one call hashes once.
+  sc::CallSig hashedSig;
+  uint32_t sigHash = 0;
   std::unique_ptr<sc::Recorder> recorder;  // flight recorder and trace (core/trace.h)
   // The thread inside a collective call (api_guard.h: scCall); a default id
   // when none is. A call the library makes from inside another (DSOP's

@@ -45,6 +45,8 @@ scResult_t withTopology(scTopology_t h, F&& body, bool collective = false) {
   return scGuard(t->comm, [&] { body(*t); });
 }
 
+const char* const kAlgoNames[] = {"auto", "naive", "combining", "hierarchical", "native"};
+
 size_t bytesOf(size_t elems, scDataType_t dt, const char* what) {
   const size_t esz = dtypeSize(dt);
   SC_ARG(elems <= size_t(PTRDIFF_MAX) / esz, what, " of ", elems, " elements of ", dtypeName(dt),
@@ -168,13 +170,15 @@ extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, vo
     bytesOf(sendcount * in, dt, "recv");
     checkBuffer(t, send, sendcount, "send");
     checkBuffer(t, recv, sendcount * in, "recv");
-    static const char* const kAlgo[] = {"auto", "naive", "combining", "hierarchical", "native"};
-    setCall(*t.comm, {"scNeighborAllGather", sendcount, dt, -1, kAlgo[algo]});
+    setCall(*t.comm, {"scNeighborAllGather", sendcount, dt, -1, kAlgoNames[algo]});
     if (sendcount == 0) return;  // every rank passes the same sendcount: nothing moves anywhere
-    Layout L;
-    L.sendcount = sendcount;
-    L.counts.assign(in, sendcount);
-    for (size_t e = 0; e < in; ++e) L.displs.push_back(e * sendcount);
+    Layout& L = t.uniform;
+    if (L.sendcount != sendcount || L.counts.size() != in) {
+      L.sendcount = sendcount;
+      L.counts.assign(in, sendcount);
+      L.displs.clear();
+      for (size_t e = 0; e < in; ++e) L.displs.push_back(e * sendcount);
+    }
     run(t, algo, send, recv, L, dt, stream, blockBytes);
   }, /*collective=*/true);
 }
@@ -201,6 +205,8 @@ extern "C" scResult_t scNeighborAllGatherV(const void* send, size_t sendcount, v
     checkBuffer(t, send, sendcount, "send");
     checkBuffer(t, recv, span, "recv");
     checkDisjoint(L);
+    // Counts differ by rank: the signature holds what all ranks pass alike.
+    setCall(*t.comm, {"scNeighborAllGatherV", CallSig::kNoCount, dt, -1, kAlgoNames[algo]});
     if (algo == scNbrAuto) {
       // Blocks differ between ranks: agree on the largest, so all choose alike.
       std::vector<uint64_t> largest{uint64_t(blockBytes)};

@@ -10,6 +10,7 @@ namespace sc::nbr {
 std::vector<P2POp> naiveOps(const Call& k, const void* send, void* recv, const Layout& L) {
   const Topology& t = k.t;
   std::vector<P2POp> ops;
+  ops.reserve(t.destinations.size() + t.sources.size());
   for (int j : t.destinations)
     if (j != t.rank) ops.push_back(k.c.send(j, send, L.sendcount));
   for (size_t e = 0; e < t.sources.size(); ++e)

@@ -65,6 +65,16 @@ struct Hierarchical {
   std::vector<Fan> fansIn;             // levels 2 and 3: chunks this rank gets and spreads, by sender
 };
 
+// The blocks of one call, in elements: block e (from sources[e]) has
+// counts[e] elements at recv + displs[e]; this rank sends sendcount.
+struct Layout {
+  size_t sendcount = 0;
+  std::vector<size_t> counts, displs;
+  bool uniform = true;  // allgather: every block has sendcount elements
+  size_t first(const InNbr& n) const { return displs[size_t(n.slots[0])]; }
+  size_t count(const InNbr& n) const { return counts[size_t(n.slots[0])]; }
+};
+
 class Topology {
  public:
   scComm* comm = nullptr;
@@ -79,20 +89,11 @@ class Topology {
   Hierarchical hier;
   Cost cost[scNumNbrAlgos];    // per algorithm, maxima over ranks (agreed at creation)
   std::shared_ptr<void> native;  // the transport's own neighbourhood (MPI: dist-graph communicator)
+  Layout uniform;                // the allgather's last layout, reused while its sendcount stays
 
   const InNbr& inNbr(int r) const;  // r must be an in-neighbour
   bool remote(int r) const { return nodeOf[size_t(r)] != nodeOf[size_t(rank)]; }
   bool otherMachine(int r) const { return machineOf[size_t(r)] != machineOf[size_t(rank)]; }
-};
-
-// The blocks of one call, in elements: block e (from sources[e]) has
-// counts[e] elements at recv + displs[e]; this rank sends sendcount.
-struct Layout {
-  size_t sendcount = 0;
-  std::vector<size_t> counts, displs;
-  bool uniform = true;  // allgather: every block has sendcount elements
-  size_t first(const InNbr& n) const { return displs[size_t(n.slots[0])]; }
-  size_t count(const InNbr& n) const { return counts[size_t(n.slots[0])]; }
 };
 
 // A call on a topology: its Ctx counts node-crossing traffic by the topology's nodes.

@@ -1,0 +1,295 @@
+#include "transport/mpi/round.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "core/error.h"
+#include "transport/mpi/util.h"
+#include "transport/mpi/wait.h"
+
+namespace sc {
+namespace {
+
+constexpr size_t kMaxChunk = size_t(1) << 30;
+
+class MpiRound final : public Round {
+ public:
+  MpiRound(const MpiLink& link, uint64_t seq, uint32_t sig, std::unique_ptr<MpiRoundState>* spare)
+      : l_(link), seq_(seq), tagStaged_(link.code.tag(seq, sig, true)), tagProbed_(link.code.tag(seq, sig, false)),
+        spare_(spare), s_(spare->get() ? std::move(*spare) : std::make_unique<MpiRoundState>()),
+        stage_(s_->stage), reqs_(s_->reqs), msgs_(s_->msgs), probing_(s_->probing), st_(s_->st) {
+    reqs_.clear();
+    msgs_.clear();
+    probing_.clear();
+  }
+
+  void post(const std::vector<P2POp>& ops) {
+    // Slots first, so that posting never moves them.
+    size_t slots = 0;
+    for (const auto& op : ops) slots += op.kind == P2POp::Recv && staged(op.bytes);
+    if (stage_.size() < slots * kStagedBytes) stage_.resize(slots * kStagedBytes);
+    reqs_.reserve(ops.size());
+    msgs_.reserve(ops.size());
+    // The staged receives, then the sends: reqs_ = [staged | sends | probe-matched, as they are matched].
+    for (const auto& op : ops) {
+      if (op.kind != P2POp::Recv || !staged(op.bytes)) continue;
+      MPI_Request req;
+      char* slot = stage_.data() + nStaged_ * kStagedBytes;
+      mpiCheck(MPI_Irecv(slot, int(kStagedBytes), MPI_BYTE, op.peer, tagStaged_, l_.comm, &req), "MPI_Irecv");
+      add(req, {op.peer, static_cast<char*>(op.buf), op.bytes, op.bytes});
+      ++nStaged_;
+    }
+    for (const auto& op : ops) {
+      for (size_t off = 0; off < op.bytes || (off == 0 && op.bytes == 0); off += kMaxChunk) {
+        const size_t n = std::min(kMaxChunk, op.bytes - off);
+        const Msg m{op.peer, static_cast<char*>(op.buf) + off, n, op.bytes};
+        if (op.kind == P2POp::Recv) {
+          if (!staged(op.bytes)) probing_.push_back(m);
+        } else {
+          MPI_Request req;
+          mpiCheck(MPI_Isend(m.buf, int(n), MPI_BYTE, op.peer, staged(op.bytes) ? tagStaged_ : tagProbed_, l_.comm,
+                             &req),
+                   "MPI_Isend");
+          add(req, m);
+          ++nSends_;
+        }
+        if (op.bytes == 0) break;
+      }
+    }
+  }
+
+  void wait(const Deadline& dl) override {
+    int flag = 0;
+    unsigned polls = 0;
+    bool sendsDone = nSends_ == 0;
+    st_.resize(reqs_.size() + probing_.size());
+    const bool ok = pollUntil(dl, [&] {
+      matchProbed();
+      if (++polls % 16 == 0) {
+        checkAbortNotice(l_.ctl, l_.id);
+        if (l_.code.packed) otherCalls();
+      }
+      if (!probing_.empty()) {
+        // The sends keep moving while receives wait for their messages.
+        if (!sendsDone) {
+          mpiCheck(MPI_Testall(int(nSends_), reqs_.data() + nStaged_, &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
+          sendsDone = flag != 0;
+        }
+        return false;
+      }
+      // Everything is posted: one trip through MPI's progress engine per poll.
+      mpiCheck(MPI_Testall(int(reqs_.size()), reqs_.data(), &flag, st_.data()), "MPI_Testall");
+      return flag != 0;
+    });
+    if (!ok) SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", l_.rank,
+                      " was ", pendingText());
+    done_ = true;
+    for (size_t i = 0; i < nStaged_; ++i) {
+      const Msg& m = msgs_[i];
+      int n = 0;
+      MPI_Get_count(&st_[i], MPI_BYTE, &n);
+      if (size_t(n) != m.bytes) sizeMismatch(m, n);
+      if (n) std::memcpy(m.buf, stage_.data() + i * kStagedBytes, m.bytes);
+    }
+  }
+
+  ~MpiRound() override {
+    if (!done_ && !cancel()) return;  // MPI may still write to the state's buffers: never freed (cancel)
+    if (!*spare_) *spare_ = std::move(s_);
+  }
+
+ private:
+  using Msg = MpiMsg;
+
+  bool staged(size_t bytes) const { return l_.code.packed && bytes <= kStagedBytes; }
+  void add(MPI_Request r, const Msg& m) {
+    reqs_.push_back(r);
+    msgs_.push_back(m);
+  }
+  bool isSend(size_t i) const { return i >= nStaged_ && i < nStaged_ + nSends_; }
+  // Whether request i (a staged receive) has yet to complete; does not free it.
+  bool pending(size_t i) {
+    int flag = 1;
+    if (reqs_[i] != MPI_REQUEST_NULL) MPI_Request_get_status(reqs_[i], &flag, MPI_STATUS_IGNORE);
+    return !flag;
+  }
+
+  [[noreturn]] void sizeMismatch(const Msg& m, int n) {
+    SC_THROW(scRemoteError, "message size mismatch in call #", seq_, ": rank ", l_.rank, " expected ", m.bytes,
+             " bytes from rank ", m.peer, " but it sent ", n,
+             " (the ranks made different calls, or the same call with different counts)");
+  }
+
+  // Matches each probe-matched receive whose message has arrived (in posted
+  // order: a probe finds a pair's messages in the order they were sent, so
+  // receives from one peer are matched in the order they were posted).
+  void matchProbed() {
+    if (probing_.empty()) return;
+    // One probe for any message of this call first: a pass that finds none
+    // costs one trip through MPI's progress engine instead of one per waiting
+    // receive (each of which may yield the core when ranks outnumber cores).
+    int any = 0;
+    mpiCheck(MPI_Iprobe(MPI_ANY_SOURCE, tagProbed_, l_.comm, &any, MPI_STATUS_IGNORE), "MPI_Iprobe");
+    if (!any) return;
+    size_t keep = 0;  // probing_[0, keep): the receives this pass left waiting
+    for (size_t i = 0; i < probing_.size(); ++i) {
+      const Msg m = probing_[i];
+      int flag = 0;
+      MPI_Message msg;
+      MPI_Status st;
+      // A receive waits while an earlier one from its peer waits, or a
+      // message arriving meanwhile would match the later receive first.
+      const bool peerWaits = std::any_of(probing_.begin(), probing_.begin() + keep,
+                                         [&](const Msg& w) { return w.peer == m.peer; });
+      if (!peerWaits) mpiCheck(MPI_Improbe(m.peer, tagProbed_, l_.comm, &flag, &msg, &st), "MPI_Improbe");
+      if (!flag) {
+        probing_[keep++] = m;
+        continue;
+      }
+      int n = 0;
+      MPI_Get_count(&st, MPI_BYTE, &n);
+      if (size_t(n) != m.bytes) {
+        drain(msg, n);
+        sizeMismatch(m, n);
+      }
+      MPI_Request req;
+      mpiCheck(MPI_Imrecv(m.buf, n, MPI_BYTE, &msg, &req), "MPI_Imrecv");
+      add(req, m);
+    }
+    probing_.resize(keep);
+  }
+
+  // A receive still waiting: is the peer's next message another call's? One
+  // of an earlier call is a leftover of a mismatched call (drained); one of
+  // this call with another signature, or of a later call, means the peer made
+  // a different call from this rank's; one of this call in the other size
+  // class, that the peer sent another size (scRemoteError, at once, not at
+  // the deadline).
+  void otherCalls() {
+    for (const Msg& m : probing_) otherCall(m);
+    for (size_t i = 0; i < nStaged_; ++i)
+      if (pending(i)) otherCall(msgs_[i]);
+  }
+  void otherCall(const Msg& m) {
+    int flag = 0;
+    MPI_Status st;
+    mpiCheck(MPI_Iprobe(m.peer, MPI_ANY_TAG, l_.comm, &flag, &st), "MPI_Iprobe");
+    if (!flag) return;
+    const bool probingPeer =
+        std::any_of(probing_.begin(), probing_.end(), [&](const Msg& w) { return w.peer == m.peer; });
+    if (st.MPI_TAG == tagProbed_ && probingPeer) return;  // matchProbed takes it
+    if (st.MPI_TAG == tagStaged_ || st.MPI_TAG == tagProbed_) {
+      // This call's, of the other size class: a staged one would have
+      // matched a posted slot, so the peer sent another size than expected.
+      MPI_Message msg;
+      MPI_Status st2;
+      mpiCheck(MPI_Improbe(m.peer, st.MPI_TAG, l_.comm, &flag, &msg, &st2), "MPI_Improbe");
+      int n = 0;
+      MPI_Get_count(&st2, MPI_BYTE, &n);
+      if (flag) drain(msg, n);
+      sizeMismatch(m, n);
+    }
+    const int64_t ahead = l_.code.callsAhead(st.MPI_TAG, seq_);
+    if (ahead < 0) {
+      MPI_Message msg;
+      MPI_Status st2;
+      mpiCheck(MPI_Improbe(m.peer, st.MPI_TAG, l_.comm, &flag, &msg, &st2), "MPI_Improbe");
+      int n = 0;
+      MPI_Get_count(&st2, MPI_BYTE, &n);
+      if (flag) drain(msg, n);
+      return;
+    }
+    SC_THROW(scRemoteError, "mismatched calls: rank ", l_.rank, " in call #", seq_, " expected ",
+             bytesText(m.total), " from rank ", m.peer, ", which sent a message of ",
+             ahead == 0 ? std::string("a different call (another collective, count, data type, op or algorithm)")
+                        : cat("its call #", seq_ + uint64_t(ahead)),
+             " instead");
+  }
+
+  // Takes a message of the wrong size off the wire, so its sender's send
+  // completes; bounded, since the sender is alive and sending it.
+  void drain(MPI_Message& msg, int n) {
+    std::vector<char> sink(size_t(std::max(n, 1)));
+    MPI_Request req;
+    if (MPI_Imrecv(sink.data(), n, MPI_BYTE, &msg, &req) != MPI_SUCCESS) return;
+    int flag = 0;
+    const Deadline dl = Deadline::in(1.0);
+    if (!pollUntil(dl, [&] { return MPI_Test(&req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag; })) {
+      MPI_Cancel(&req);
+      MPI_Request_free(&req);
+    }
+  }
+
+  // What the round still waits for, by peer: "waiting for 1.0 MiB from rank 3;
+  // waiting for rank 2 to take 4.0 KiB".
+  std::string pendingText() {
+    std::string out;
+    auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+    for (const Msg& m : probing_) add("waiting for " + bytesText(m.total) + " from rank " + std::to_string(m.peer));
+    for (size_t i = 0; i < reqs_.size(); ++i) {
+      if (!pending(i)) continue;
+      const Msg& m = msgs_[i];
+      if (isSend(i)) add("waiting for rank " + std::to_string(m.peer) + " to take " + bytesText(m.total));
+      else if (i < nStaged_) add("waiting for " + bytesText(m.total) + " from rank " + std::to_string(m.peer));
+      else add("receiving " + bytesText(m.total) + " from rank " + std::to_string(m.peer));
+    }
+    return out.empty() ? "finishing a round" : out;
+  }
+
+  // Error path. The caller may free its buffers once we return, so a transfer
+  // still under way must end first: cancel what MPI can cancel (a send nobody
+  // matched, a receive with no message yet), then wait, briefly, for the rest
+  // (a send a peer is draining, a receive whose data is arriving; half a
+  // second at most: a send no peer matched cannot be cancelled in every MPI,
+  // and the call must end within a second of its deadline). What is still
+  // pending after that belongs to a peer that stopped mid-transfer; it is
+  // left to MPI, and so is the staging buffer it may still write to.
+  // Returns whether every request ended.
+  bool cancel() noexcept {
+    for (auto& r : reqs_)
+      if (r != MPI_REQUEST_NULL) MPI_Cancel(&r);
+    const Deadline dl = Deadline::in(0.5);
+    pollUntil(dl, [&] {
+      int flag = 0;
+      return reqs_.empty() || MPI_Testall(int(reqs_.size()), reqs_.data(), &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS ||
+             flag;
+    });
+    bool stagedLeft = false;
+    for (size_t i = 0; i < reqs_.size(); ++i) {
+      if (reqs_[i] == MPI_REQUEST_NULL) continue;
+      stagedLeft |= i < nStaged_ && pending(i);
+      MPI_Request_free(&reqs_[i]);
+    }
+    if (!stagedLeft) return true;
+    static std::mutex m;
+    static auto* kept = new std::vector<std::unique_ptr<MpiRoundState>>;
+    std::lock_guard<std::mutex> lk(m);
+    kept->push_back(std::move(s_));
+    return false;
+  }
+
+  MpiLink l_;
+  uint64_t seq_;
+  int tagStaged_, tagProbed_;
+  std::unique_ptr<MpiRoundState>* spare_;
+  std::unique_ptr<MpiRoundState> s_;
+  std::vector<char>& stage_;         // the staged receives' slots, kStagedBytes each
+  std::vector<MPI_Request>& reqs_;   // [staged receives | sends | probe-matched receives]
+  std::vector<MpiMsg>& msgs_;        // parallel to reqs_
+  std::vector<MpiMsg>& probing_;     // probe-matched receives not yet matched, in posted order
+  std::vector<MPI_Status>& st_;
+  size_t nStaged_ = 0, nSends_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Round> postMpiRound(const MpiLink& link, uint64_t seq, uint32_t sig,
+                                    const std::vector<P2POp>& ops, std::unique_ptr<MpiRoundState>* spare) {
+  auto round = std::make_unique<MpiRound>(link, seq, sig, spare);
+  round->post(ops);
+  return round;
+}
+
+}  // namespace sc
