@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/harness.h"
+#include "sparcoll/neighbor.h"
 #include "model_util.h"
 
 namespace mtest {
@@ -318,6 +319,35 @@ TEST(Estimate, ParameterPrecedence) {
     EXPECT_NE(std::string(scGetLastError(nullptr)).find("SPARCOLL_BETA='-1' must be a finite number >= 0"),
               std::string::npos);
   }
+}
+
+// The neighbourhood model (README, "Neighbourhood collectives"): naive on a
+// complete graph of P ranks is one round of P - 1 messages each way, priced
+// alpha + o (P - 2) + beta (P - 1) bytes (every block intra-node here), with
+// each further message's overhead o = alpha / 12.
+TEST(Estimate, NeighborRoundIsAlphaPlusMessageOverheads) {
+  ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), f("SPARCOLL_TUNING_FILE", nullptr),
+      m("SPARCOLL_MACHINES", nullptr);
+  const int P = 4;
+  const double alpha = 1e-5, beta = 1e-9;
+  const std::string tr = sctest::mode() == sctest::Mode::Local ? "local" : "mpi";
+  const std::string file =
+      writeTuning(tuningJson(R"([{"transport": ")" + tr + R"(", "alpha": 1e-5, "beta": 1e-9, "gamma": 0}])"));
+  const scConfig_t cfg = configWith(file.c_str());
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    std::vector<int> others;
+    for (int q = 0; q < P; ++q)
+      if (q != rank) others.push_back(q);
+    scTopology_t t = nullptr;
+    ASSERT_EQ(scTopologyCreate(&t, comm, P - 1, others.data(), P - 1, others.data()), scSuccess)
+        << scGetLastError(comm);
+    for (size_t bytes : {size_t(8), size_t(1024), size_t(1) << 20}) {
+      double s = 0;
+      ASSERT_EQ(scTopologyEstimateTime(t, bytes, scNbrNaive, &s, nullptr), scSuccess) << scGetLastError(comm);
+      EXPECT_NEAR(s, alpha + alpha / 12 * (P - 2) + beta * (P - 1) * double(bytes), 1e-15) << bytes << " B";
+    }
+    EXPECT_EQ(scTopologyDestroy(t), scSuccess);
+  }, &cfg);
 }
 
 TEST(Estimate, BadArguments) {
