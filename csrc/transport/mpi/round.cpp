@@ -173,25 +173,12 @@ class MpiRound final : public Round {
     const bool probingPeer =
         std::any_of(probing_.begin(), probing_.end(), [&](const Msg& w) { return w.peer == m.peer; });
     if (st.MPI_TAG == tagProbed_ && probingPeer) return;  // matchProbed takes it
-    if (st.MPI_TAG == tagStaged_ || st.MPI_TAG == tagProbed_) {
-      // This call's, of the other size class: a staged one would have
-      // matched a posted slot, so the peer sent another size than expected.
-      MPI_Message msg;
-      MPI_Status st2;
-      mpiCheck(MPI_Improbe(m.peer, st.MPI_TAG, l_.comm, &flag, &msg, &st2), "MPI_Improbe");
-      int n = 0;
-      MPI_Get_count(&st2, MPI_BYTE, &n);
-      if (flag) drain(msg, n);
-      sizeMismatch(m, n);
-    }
+    // This call's, of the other size class: a staged one would have matched
+    // a posted slot, so the peer sent another size than expected.
+    if (st.MPI_TAG == tagStaged_ || st.MPI_TAG == tagProbed_) sizeMismatch(m, drainNext(m.peer, st.MPI_TAG));
     const int64_t ahead = l_.code.callsAhead(st.MPI_TAG, seq_);
     if (ahead < 0) {
-      MPI_Message msg;
-      MPI_Status st2;
-      mpiCheck(MPI_Improbe(m.peer, st.MPI_TAG, l_.comm, &flag, &msg, &st2), "MPI_Improbe");
-      int n = 0;
-      MPI_Get_count(&st2, MPI_BYTE, &n);
-      if (flag) drain(msg, n);
+      drainNext(m.peer, st.MPI_TAG);
       return;
     }
     SC_THROW(scRemoteError, "mismatched calls: rank ", l_.rank, " in call #", seq_, " expected ",
@@ -199,6 +186,18 @@ class MpiRound final : public Round {
              ahead == 0 ? std::string("a different call (another collective, count, data type, op or algorithm)")
                         : cat("its call #", seq_ + uint64_t(ahead)),
              " instead");
+  }
+
+  // Drains peer's next message of tag (probed just before); returns its bytes.
+  int drainNext(int peer, int tag) {
+    int flag = 0, n = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    mpiCheck(MPI_Improbe(peer, tag, l_.comm, &flag, &msg, &st), "MPI_Improbe");
+    if (!flag) return 0;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    drain(msg, n);
+    return n;
   }
 
   // Takes a message of the wrong size off the wire, so its sender's send
