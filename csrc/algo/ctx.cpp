@@ -56,14 +56,7 @@ std::unique_ptr<Round> Ctx::postRaw(std::vector<P2POp>& ops) {
 
 std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) { return std::make_unique<NamedRound>(postRaw(ops), *this); }
 
-// Without NamedRound's allocation: exchange is on every call's path.
-void Ctx::exchange(std::vector<P2POp> ops) {
-  const std::unique_ptr<Round> r = postRaw(ops);
-  try {
-    r->wait(dl);
-  } catch (const Error& e) {
-    throw e.within(where());
-  }
-}
+// NamedRound on the stack: exchange is on every call's path.
+void Ctx::exchange(std::vector<P2POp> ops) { NamedRound(postRaw(ops), *this).wait(dl); }
 
 }  // namespace sc

@@ -172,8 +172,8 @@ extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, vo
     checkBuffer(t, recv, sendcount * in, "recv");
     setCall(*t.comm, {"scNeighborAllGather", sendcount, dt, -1, kAlgoNames[algo]});
     if (sendcount == 0) return;  // every rank passes the same sendcount: nothing moves anywhere
-    Layout& L = t.uniform;
-    if (L.sendcount != sendcount || L.counts.size() != in) {
+    Layout& L = t.uniform;  // sendcount 0 returned above, so the first call builds it
+    if (L.sendcount != sendcount) {
       L.sendcount = sendcount;
       L.counts.assign(in, sendcount);
       L.displs.clear();
