@@ -57,6 +57,6 @@ std::unique_ptr<Round> Ctx::postRaw(std::vector<P2POp>& ops) {
 std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) { return std::make_unique<NamedRound>(postRaw(ops), *this); }
 
 // NamedRound on the stack: exchange is on every call's path.
-void Ctx::exchange(std::vector<P2POp> ops) { NamedRound(postRaw(ops), *this).wait(dl); }
+void Ctx::exchange(std::vector<P2POp>& ops) { NamedRound(postRaw(ops), *this).wait(dl); }
 
 }  // namespace sc

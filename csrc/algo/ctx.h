@@ -26,7 +26,7 @@ class Ctx {
  public:
   Ctx(scComm& c, scDataType_t dt, scRedOp_t op, void* stream)
       : comm(c), dt(dt), op(op), esz(dtypeSize(dt)), rank(c.rank()), size(c.size()),
-        stream(stream), dl(c.deadline()) {}
+        stream(stream), dl(c.callDeadline()) {}
 
   scComm& comm;
   const scDataType_t dt;
@@ -56,8 +56,11 @@ class Ctx {
   // Posts a round; zero-byte messages are dropped (both sides derive sizes from
   // the same layout, so they agree on which messages exist).
   std::unique_ptr<Round> post(std::vector<P2POp> ops);
-  // Posts a round and waits for it.
-  void exchange(std::vector<P2POp> ops);
+  // Posts a round and waits for it. An lvalue's vector is left to its owner
+  // for reuse (a schedule that posts a round per call keeps its capacity),
+  // with its zero-byte messages removed.
+  void exchange(std::vector<P2POp>& ops);
+  void exchange(std::vector<P2POp>&& ops) { exchange(ops); }
   // One send and one receive in a round (either may be skipped with peer < 0).
   void sendrecv(int to, const void* sbuf, size_t selems, int from, void* rbuf, size_t relems) {
     exchange({send(to, sbuf, selems), recv(from, rbuf, relems)});

@@ -57,10 +57,14 @@ scResult_t enterCall(scComm* comm, bool* nested) {
     return scInvalidUsage;
   }
   comm->call = CallSig{};
+  comm->callStart = {};
   return scSuccess;
 }
 
-void leaveCall(scComm* comm) noexcept { comm->inUse.store(std::thread::id{}); }
+void leaveCall(scComm* comm) noexcept {
+  comm->callStart = {};
+  comm->inUse.store(std::thread::id{}, std::memory_order_release);
+}
 
 void endCalls(scComm* comm, uint64_t before, scResult_t r) noexcept {
   try {

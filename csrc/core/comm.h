@@ -94,6 +94,13 @@ struct scComm {
   int size() const { return transport->size(); }
   bool device() const { return backend->mem() == sc::Mem::Device; }
   sc::Deadline deadline() const { return sc::Deadline::in(cfg.timeout); }
+  // When the current call took its number (setCall); the zero time point
+  // outside a call. The call's deadline counts from there, so that a call
+  // reads the clock once for its deadline and its flight-recorder entry.
+  sc::Clock::time_point callStart{};
+  sc::Deadline callDeadline() const {
+    return callStart == sc::Clock::time_point{} ? deadline() : sc::Deadline::after(callStart, cfg.timeout);
+  }
   size_t pipelineBytes() const {
     return cfg.pipelineBytes ? cfg.pipelineBytes : (device() ? (4u << 20) : (1u << 20));
   }

@@ -71,14 +71,15 @@ Recorder::~Recorder() {
   std::fclose(trace_);
 }
 
-void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats) {
+void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats,
+                     std::chrono::steady_clock::time_point t0) {
   if (!active()) return;
   CallRecord& r = ring_[next_];
   next_ = (next_ + 1) % ring_.size();
   used_ = std::min(used_ + 1, ring_.size());
   r.seq = seq;
   r.sig = sig;
-  r.t0 = std::chrono::steady_clock::now();
+  r.t0 = t0;
   r.startUs = wallAtSteadyZeroUs_ + steadyUs(r.t0);
   r.durUs = -1;
   r.status = scSuccess;

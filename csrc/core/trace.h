@@ -41,8 +41,8 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // Call `seq` starts (setCall), with the communicator's traffic so far.
-  void begin(uint64_t seq, const CallSig& sig, const scStats_t& stats);
+  // Call `seq` starts at t0 (setCall), with the communicator's traffic so far.
+  void begin(uint64_t seq, const CallSig& sig, const scStats_t& stats, std::chrono::steady_clock::time_point t0);
   // A round of the current call (Ctx::post).
   void round(const std::vector<P2POp>& ops, const char* phase, int step, int steps);
   // The calls numbered after `fromSeq` end (the outermost C entry point

@@ -4,6 +4,7 @@
 // Handles are numbers that are never reused, looked up in a table: a
 // destroyed handle is then an error, not a use of freed memory.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -26,11 +27,24 @@ scTopology_t adopt(std::unique_ptr<Topology> t) {
   return reinterpret_cast<scTopology_t>(gLast);
 }
 
+// Each thread remembers the last topology it looked up, with the number of
+// destructions seen then; while none happened since, it is still live (a
+// call's look-up without the lock).
+std::atomic<uint64_t> gDestroyed{0};
+struct Found {
+  scTopology_t h = nullptr;
+  Topology* t = nullptr;
+  uint64_t epoch = 0;
+};
+thread_local Found tlsFound;
+
 Topology& lookup(scTopology_t h) {
   SC_ARG(h != nullptr, "topology is NULL");
+  if (h == tlsFound.h && tlsFound.epoch == gDestroyed.load(std::memory_order_acquire)) return *tlsFound.t;
   std::lock_guard<std::mutex> lk(gMutex);
   auto it = gLive.find(reinterpret_cast<uintptr_t>(h));
   SC_ARG(it != gLive.end(), "topology ", static_cast<const void*>(h), " was destroyed or never created");
+  tlsFound = {h, it->second.get(), gDestroyed.load(std::memory_order_relaxed)};
   return *it->second;
 }
 
@@ -122,6 +136,7 @@ extern "C" scResult_t scTopologyDestroy(scTopology_t topo) {
       SC_ARG(it != gLive.end(), "topology ", static_cast<const void*>(topo), " was destroyed or never created");
       dead = std::move(it->second);
       gLive.erase(it);
+      gDestroyed.fetch_add(1, std::memory_order_release);
     }
   });
 }

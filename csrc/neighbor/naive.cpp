@@ -7,20 +7,21 @@
 
 namespace sc::nbr {
 
-std::vector<P2POp> naiveOps(const Call& k, const void* send, void* recv, const Layout& L) {
+void naiveOps(const Call& k, const void* send, void* recv, const Layout& L, std::vector<P2POp>& ops) {
   const Topology& t = k.t;
-  std::vector<P2POp> ops;
-  ops.reserve(t.destinations.size() + t.sources.size());
+  ops.clear();
   for (int j : t.destinations)
     if (j != t.rank) ops.push_back(k.c.send(j, send, L.sendcount));
   for (size_t e = 0; e < t.sources.size(); ++e)
     if (t.sources[e] != t.rank) ops.push_back(k.c.recv(t.sources[e], k.c.at(recv, L.displs[e]), L.counts[e]));
-  return ops;
 }
 
 void naive(Call& k, const void* send, void* recv, const Layout& L) {
   copySelf(k, send, recv, L);
-  k.c.exchange(naiveOps(k, send, recv, L));
+  // Kept by the thread: a round per call, and no allocation once warm.
+  thread_local std::vector<P2POp> ops;
+  naiveOps(k, send, recv, L, ops);
+  k.c.exchange(ops);
 }
 
 }  // namespace sc::nbr

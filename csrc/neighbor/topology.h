@@ -113,8 +113,8 @@ void hierarchical(Call& k, const void* send, void* recv, const Layout& L);
 // neighbourhood collective when it has one (MPI).
 void native(Call& k, const void* send, void* recv, const Layout& L);
 
-// naive's messages (native posts them too).
-std::vector<P2POp> naiveOps(const Call& k, const void* send, void* recv, const Layout& L);
+// naive's messages, into ops (native posts them too).
+void naiveOps(const Call& k, const void* send, void* recv, const Layout& L, std::vector<P2POp>& ops);
 
 // Shared by the schedules: the self-loop blocks, and the other blocks of an
 // in-neighbour listed more than once, copied from its first.

@@ -120,8 +120,11 @@ TEST(NeighborErrors, UseAfterDestroy) {
   sctest::run(P, [&](scComm_t comm, int rank) {
     scTopology_t t = makeTopology(comm, g, rank);
     if (!t) return;
-    ASSERT_EQ(scTopologyDestroy(t), scSuccess);
     int x[64] = {}, y[64] = {};
+    // A call first: the thread then remembers the handle as live, and the
+    // destroy below must still be seen.
+    ASSERT_EQ(scNeighborAllGather(x, 1, y, scInt32, scNbrNaive, t, nullptr), scSuccess) << scGetLastError(comm);
+    ASSERT_EQ(scTopologyDestroy(t), scSuccess);
     size_t counts[8] = {}, displs[8] = {};
     scNbrAlgo_t a;
     EXPECT_TRUE(failedWith(scNeighborAllGather(x, 1, y, scInt32, scNbrNaive, t, nullptr), scInvalidArgument, nullptr,

@@ -52,6 +52,18 @@ TEST(Misuse, UseAfterDestroyAndDoubleDestroy) {
   int junk = 0;
   EXPECT_EQ(scCommDestroy(reinterpret_cast<scComm_t>(&junk)), scInvalidUsage);
   EXPECT_EQ(scCommDestroy(comms[1]), scSuccess);
+
+  // A handle this thread has just used successfully (a call, a query) is
+  // refused once destroyed, as is one that never made a call.
+  scComm_t one = nullptr;
+  ASSERT_EQ(scCommInitLocal(&one, 1, nullptr, &cfg), scSuccess);
+  ASSERT_EQ(scAllReduce(&x, &x, 1, scFloat32, scSum, scAlgoRing, one, nullptr), scSuccess) << scGetLastError(one);
+  ASSERT_EQ(scCommRank(one, &rank), scSuccess);
+  ASSERT_EQ(scCommDestroy(one), scSuccess);
+  EXPECT_EQ(scAllReduce(&x, &x, 1, scFloat32, scSum, scAlgoRing, one, nullptr), scInvalidUsage);
+  EXPECT_TRUE(mentions(scGetLastError(nullptr), "destroyed")) << scGetLastError(nullptr);
+  EXPECT_EQ(scCommRank(one, &rank), scInvalidUsage);
+  EXPECT_EQ(scCommDestroy(one), scInvalidUsage);
 }
 
 // Two threads call into one communicator at once: one of them gets

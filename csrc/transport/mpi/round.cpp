@@ -13,6 +13,12 @@ namespace {
 
 constexpr size_t kMaxChunk = size_t(1) << 30;
 
+struct SpareRound {
+  void* p = nullptr;
+  ~SpareRound() { ::operator delete(p); }
+};
+thread_local SpareRound tlsSpare;
+
 class MpiRound final : public Round {
  public:
   MpiRound(const MpiLink& link, uint64_t seq, uint32_t sig, std::unique_ptr<MpiRoundState>* spare)
@@ -91,6 +97,20 @@ class MpiRound final : public Round {
   ~MpiRound() override {
     if (!done_ && !cancel()) return;  // MPI may still write to the state's buffers: never freed (cancel)
     if (!*spare_) *spare_ = std::move(s_);
+  }
+
+  // A call posts a round or more: the thread keeps one round's memory for
+  // its next, instead of a malloc and a free per round.
+  static void* operator new(size_t n) {
+    if (void* p = tlsSpare.p) {
+      tlsSpare.p = nullptr;
+      return p;
+    }
+    return ::operator new(n);
+  }
+  static void operator delete(void* p) {
+    if (tlsSpare.p) ::operator delete(p);
+    else tlsSpare.p = p;
   }
 
  private:

@@ -6,8 +6,7 @@
 
 namespace sc {
 
-void mpiCheck(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
+void mpiFail(int rc, const char* what) {
   char msg[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, msg, &len);

@@ -13,7 +13,12 @@
 
 namespace sc {
 
-void mpiCheck(int rc, const char* what);
+// Throws scMpiError naming `what` and MPI's message. Inline: every MPI call
+// of a round passes here.
+[[noreturn]] void mpiFail(int rc, const char* what);
+inline void mpiCheck(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) mpiFail(rc, what);
+}
 MPI_Comm mpiCommFrom(const void* mpiComm);
 
 struct MpiType {
