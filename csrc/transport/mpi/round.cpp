@@ -1,6 +1,8 @@
 #include "transport/mpi/round.h"
 
 #include <algorithm>
+#include <sched.h>
+
 #include <cstring>
 #include <mutex>
 
@@ -24,7 +26,8 @@ class MpiRound final : public Round {
   MpiRound(const MpiLink& link, uint64_t seq, uint32_t sig, std::unique_ptr<MpiRoundState>* spare)
       : l_(link), seq_(seq), tagStaged_(link.code.tag(seq, sig, true)), tagProbed_(link.code.tag(seq, sig, false)),
         spare_(spare), s_(spare->get() ? std::move(*spare) : std::make_unique<MpiRoundState>()),
-        stage_(s_->stage), reqs_(s_->reqs), msgs_(s_->msgs), probing_(s_->probing), st_(s_->st) {
+        stage_(s_->stage), reqs_(s_->reqs), msgs_(s_->msgs), probing_(s_->probing), st_(s_->st),
+        shm_(link.shm, seq, sig, s_->shmSends, s_->shmRecvs) {
     reqs_.clear();
     msgs_.clear();
     probing_.clear();
@@ -33,13 +36,18 @@ class MpiRound final : public Round {
   void post(const std::vector<P2POp>& ops) {
     // Slots first, so that posting never moves them.
     size_t slots = 0;
-    for (const auto& op : ops) slots += op.kind == P2POp::Recv && staged(op.bytes);
+    for (const auto& op : ops) slots += op.kind == P2POp::Recv && !shm_.takes(op.peer, op.bytes) && staged(op.bytes);
     if (stage_.size() < slots * kStagedBytes) stage_.resize(slots * kStagedBytes);
     reqs_.reserve(ops.size());
     msgs_.reserve(ops.size());
     // The staged receives, then the sends: reqs_ = [staged | sends | probe-matched, as they are matched].
     for (const auto& op : ops) {
-      if (op.kind != P2POp::Recv || !staged(op.bytes)) continue;
+      if (!shm_.takes(op.peer, op.bytes)) continue;
+      if (op.kind == P2POp::Recv) shm_.recv(op.peer, op.buf, op.bytes);
+      else shm_.send(op.peer, op.buf, op.bytes);
+    }
+    for (const auto& op : ops) {
+      if (op.kind != P2POp::Recv || !staged(op.bytes) || shm_.takes(op.peer, op.bytes)) continue;
       MPI_Request req;
       char* slot = stage_.data() + nStaged_ * kStagedBytes;
       mpiCheck(MPI_Irecv(slot, int(kStagedBytes), MPI_BYTE, op.peer, tagStaged_, l_.comm, &req), "MPI_Irecv");
@@ -47,6 +55,7 @@ class MpiRound final : public Round {
       ++nStaged_;
     }
     for (const auto& op : ops) {
+      if (shm_.takes(op.peer, op.bytes)) continue;
       for (size_t off = 0; off < op.bytes || (off == 0 && op.bytes == 0); off += kMaxChunk) {
         const size_t n = std::min(kMaxChunk, op.bytes - off);
         const Msg m{op.peer, static_cast<char*>(op.buf) + off, n, op.bytes};
@@ -63,24 +72,37 @@ class MpiRound final : public Round {
         if (op.bytes == 0) break;
       }
     }
+    moveShm();  // the sends, at once where their queues have room
   }
 
   void wait(const Deadline& dl) override {
     int flag = 0;
-    unsigned polls = 0;
+    unsigned polls = 0, idle = 0;
     st_.resize(reqs_.size() + probing_.size());
     const bool ok = pollUntil(dl, [&] {
       matchProbed();
       if (++polls % 16 == 0) {
         checkAbortNotice(l_.ctl, l_.id);
         if (l_.code.packed) otherCalls();
+        strayShm();
       }
+      const bool moved = moveShm();
       // A probe that finds nothing moved MPI's progress engine (the sends
       // included) once: one trip per poll, as below.
       if (!probing_.empty()) return false;
       // Everything is posted: one trip through MPI's progress engine per poll.
-      mpiCheck(MPI_Testall(int(reqs_.size()), reqs_.data(), &flag, st_.data()), "MPI_Testall");
-      return flag != 0;
+      if (reqs_.empty()) flag = 1;  // shared memory alone: no trip through MPI at all
+      if (!flag) mpiCheck(MPI_Testall(int(reqs_.size()), reqs_.data(), &flag, st_.data()), "MPI_Testall");
+      if (!flag || shm_.done()) return flag && shm_.done();
+      // Only shared-memory messages left: MPI's progress no longer yields the
+      // core for us, so idle passes do (peers waiting for a core are what
+      // this rank waits for when ranks outnumber cores).
+      idle = moved ? 0 : idle + 1;
+      if (idle >= shm_.idlePassesBeforeYield()) {
+        idle = 0;
+        sched_yield();
+      }
+      return false;
     });
     if (!ok) SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", l_.rank,
                       " was ", pendingText());
@@ -174,6 +196,25 @@ class MpiRound final : public Round {
     probing_.resize(keep);
   }
 
+  // Moves the shared-memory messages; whether any moved. A message of
+  // another size or of another call at the head of a queue is
+  // scRemoteError naming its sender.
+  bool moveShm() {
+    bool moved = false;
+    const ShmRound::Problem p = shm_.progress(&moved);
+    if (p.kind == ShmRound::Problem::Size) sizeMismatch({p.m->peer, p.m->buf, p.m->bytes, p.m->bytes}, int(p.theirBytes));
+    if (p.kind == ShmRound::Problem::OtherCall) mismatchedCall(p.m->peer, p.m->bytes, int64_t(p.theirSeq - seq_));
+    return moved;
+  }
+
+  [[noreturn]] void mismatchedCall(int peer, size_t expected, int64_t ahead) {
+    SC_THROW(scRemoteError, "mismatched calls: rank ", l_.rank, " in call #", seq_, " expected ", bytesText(expected),
+             " from rank ", peer, ", which sent a message of ",
+             ahead == 0 ? std::string("a different call (another collective, count, data type, op or algorithm)")
+                        : cat("its call #", seq_ + uint64_t(ahead)),
+             " instead");
+  }
+
   // A receive still waiting: is the peer's next message another call's? One
   // of an earlier call is a leftover of a mismatched call (drained); one of
   // this call with another signature, or of a later call, means the peer made
@@ -184,12 +225,27 @@ class MpiRound final : public Round {
     for (const Msg& m : probing_) otherCall(m);
     for (size_t i = 0; i < nStaged_; ++i)
       if (pending(i)) otherCall(msgs_[i]);
+    for (const ShmRound::Msg& m : shm_.recvs())
+      if (!m.done) otherCall({m.peer, m.buf, m.bytes, m.bytes}, &m);
   }
-  void otherCall(const Msg& m) {
+  // A probe-matched receive whose sender put a message of this call in its
+  // shared-memory queue instead: the sender sent a small message.
+  void strayShm() {
+    for (const Msg& m : probing_)
+      if (const long n = shm_.strayFrom(m.peer); n >= 0) sizeMismatch(m, int(n));
+  }
+  // shmWait: m is a receive through the shared-memory queue (ShmRound::Msg).
+  void otherCall(const Msg& m, const ShmRound::Msg* shmWait = nullptr) {
     int flag = 0;
     MPI_Status st;
     mpiCheck(MPI_Iprobe(m.peer, MPI_ANY_TAG, l_.comm, &flag, &st), "MPI_Iprobe");
     if (!flag) return;
+    // The peer may have queued this call's message and gone on to a later
+    // call between the last look at its queue and this probe: look again.
+    if (shmWait) {
+      moveShm();
+      if (shmWait->done) return;
+    }
     const bool probingPeer =
         std::any_of(probing_.begin(), probing_.end(), [&](const Msg& w) { return w.peer == m.peer; });
     if (st.MPI_TAG == tagProbed_ && probingPeer) return;  // matchProbed takes it
@@ -201,11 +257,7 @@ class MpiRound final : public Round {
       drainNext(m.peer, st.MPI_TAG);
       return;
     }
-    SC_THROW(scRemoteError, "mismatched calls: rank ", l_.rank, " in call #", seq_, " expected ",
-             bytesText(m.total), " from rank ", m.peer, ", which sent a message of ",
-             ahead == 0 ? std::string("a different call (another collective, count, data type, op or algorithm)")
-                        : cat("its call #", seq_ + uint64_t(ahead)),
-             " instead");
+    mismatchedCall(m.peer, m.total, ahead);
   }
 
   // Drains peer's next message of tag (probed just before); returns its bytes.
@@ -240,6 +292,7 @@ class MpiRound final : public Round {
     std::string out;
     auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
     for (const Msg& m : probing_) add("waiting for " + bytesText(m.total) + " from rank " + std::to_string(m.peer));
+    shm_.describe(add);
     for (size_t i = 0; i < reqs_.size(); ++i) {
       if (!pending(i)) continue;
       const Msg& m = msgs_[i];
@@ -292,6 +345,7 @@ class MpiRound final : public Round {
   std::vector<MpiMsg>& msgs_;        // parallel to reqs_
   std::vector<MpiMsg>& probing_;     // probe-matched receives not yet matched, in posted order
   std::vector<MPI_Status>& st_;
+  ShmRound shm_;                     // the messages through shared memory
   size_t nStaged_ = 0, nSends_ = 0;
   bool done_ = false;
 };

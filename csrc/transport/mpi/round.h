@@ -2,7 +2,10 @@
 // them, bounded by a deadline (MPI_Waitall could block forever on a rank that
 // never comes).
 //
-// Receives come in two kinds, by the size of the message:
+// Messages of at most kShmBytes between ranks of one node go through
+// shared-memory queues (shm.h) where the transport has them. The others,
+// and all messages where it has none, go through MPI. Receives from MPI come
+// in two kinds, by the size of the message:
 // - Small messages (at most kStagedBytes) are received into a staging slot of
 //   kStagedBytes, posted at once, and copied out once every request of the
 //   round is done. No message that can match a slot is larger than it, so no
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "core/deadline.h"
+#include "transport/mpi/shm.h"
 #include "transport/transport.h"
 
 namespace sc {
@@ -59,6 +63,7 @@ struct MpiLink {
   uint64_t id = 0;                // the communicator's, in abort notices
   TagCode code;
   int rank = 0;
+  ShmQueues* shm = nullptr;  // small messages to and from this node's ranks (shm.h); null: MPI alone
 };
 
 constexpr size_t kStagedBytes = 4096;
@@ -77,6 +82,7 @@ struct MpiRoundState {
   std::vector<MPI_Request> reqs;
   std::vector<MpiMsg> msgs, probing;
   std::vector<MPI_Status> st;
+  std::vector<ShmRound::Msg> shmSends, shmRecvs;
 };
 
 // Posts ops (messages over 1 GiB in chunks, as MPI counts are int). spare is

@@ -23,16 +23,8 @@ MPI_Comm mpiShrink(MPI_Comm comm, const std::vector<int>& exclude) {
   MPIX_Comm_revoke(comm);  // ends the waits of any rank still inside a call on it
   MPI_Comm shrunk = MPI_COMM_NULL;
   mpiCheck(MPIX_Comm_shrink(comm, &shrunk), "MPIX_Comm_shrink");
-  MPI_Group parent, child;
-  MPI_Comm_group(comm, &parent);
-  MPI_Comm_group(shrunk, &child);
-  int n = 0;
-  MPI_Group_size(child, &n);
-  std::vector<int> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) in[size_t(i)] = i;
-  MPI_Group_translate_ranks(child, n, in.data(), parent, out.data());
-  MPI_Group_free(&parent);
-  MPI_Group_free(&child);
+  const std::vector<int> out = ranksIn(shrunk, comm);
+  const int n = int(out.size());
   int size = 0;
   MPI_Comm_size(comm, &size);
   std::vector<int> keep;

@@ -39,6 +39,7 @@ class MpiTransport final : public Transport {
     MPI_Comm_get_attr(comm_, MPI_TAG_UB, &ub, &flag);
     const uint64_t ubv = flag && ub ? uint64_t(*static_cast<int*>(ub)) : 32767;  // MPI guarantees >= 32767
     code_ = TagCode{ubv >= uint64_t(INT_MAX), ubv + 1};
+    shm_ = ShmQueues::create(comm_, id_);
   }
   ~MpiTransport() override {
     int finalized = 0;
@@ -68,7 +69,7 @@ class MpiTransport final : public Transport {
 
   std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void*, const Deadline&) override {
     checkUsable();
-    return postMpiRound(MpiLink{comm_, ctl_, id_, code_, rank_}, seq_, sig_, ops, &stage_);
+    return postMpiRound(MpiLink{comm_, ctl_, id_, code_, rank_, shm_.get()}, seq_, sig_, ops, &stage_);
   }
 
   void barrier(void*, const Deadline& dl) override {
@@ -174,6 +175,7 @@ class MpiTransport final : public Transport {
   bool aborted_ = false;
   bool collectivePending_ = false;
   std::unique_ptr<MpiRoundState> stage_;  // lent to one round at a time (round.h)
+  std::unique_ptr<ShmQueues> shm_;        // small messages within the node (shm.h)
 };
 
 MPI_Comm mpiCommFrom(const void* mpiComm) {

@@ -13,6 +13,20 @@ void mpiFail(int rc, const char* what) {
   SC_THROW(scMpiError, what, " failed: ", std::string(msg, len));
 }
 
+std::vector<int> ranksIn(MPI_Comm sub, MPI_Comm parent) {
+  MPI_Group sg, pg;
+  MPI_Comm_group(sub, &sg);
+  MPI_Comm_group(parent, &pg);
+  int n = 0;
+  MPI_Group_size(sg, &n);
+  std::vector<int> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) in[size_t(i)] = i;
+  MPI_Group_translate_ranks(sg, n, in.data(), pg, out.data());
+  MPI_Group_free(&sg);
+  MPI_Group_free(&pg);
+  return out;
+}
+
 namespace {
 
 // inout[i] = in[i] op inout[i] with the operator every other path runs

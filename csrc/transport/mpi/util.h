@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <vector>
 
 #include "core/dtype.h"
 
@@ -20,6 +21,8 @@ inline void mpiCheck(int rc, const char* what) {
   if (rc != MPI_SUCCESS) mpiFail(rc, what);
 }
 MPI_Comm mpiCommFrom(const void* mpiComm);
+// Each rank of sub (a communicator of some of parent's ranks), in parent's numbering.
+std::vector<int> ranksIn(MPI_Comm sub, MPI_Comm parent);
 
 struct MpiType {
   MpiType(scDataType_t dt, scRedOp_t op);
