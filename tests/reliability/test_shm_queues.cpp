@@ -61,4 +61,16 @@ TEST(ShmQueues, OneRankOffTurnsThemOffForAll) {
   }, &cfg);
 }
 
+// A value that is neither on nor off is refused, naming the variable.
+TEST(ShmQueues, BadSettingIsRefused) {
+  if (sctest::mode() != sctest::Mode::Mpi) GTEST_SKIP() << "the queues are the MPI transport's";
+  sctest::ScopedEnv bad("SPARCOLL_MPI_SHM", "maybe");
+  scConfig_t cfg = sctest::testConfig();
+  scComm_t comm = nullptr;
+  EXPECT_EQ(scCommInitMpi(&comm, nullptr, &cfg), scInvalidArgument);
+  const std::string msg = scGetLastError(nullptr);
+  EXPECT_NE(msg.find("SPARCOLL_MPI_SHM='maybe'"), std::string::npos) << msg;
+  EXPECT_EQ(comm, nullptr);
+}
+
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 #include <new>
 #include <string>
 
@@ -34,9 +35,13 @@ namespace {
 // (a queue from each), so a node of more ranks keeps to MPI alone.
 constexpr int kMaxNodeRanks = 256;
 
-bool envOff() {
+// SPARCOLL_MPI_SHM: 1 when unset; 0 for "0" or "off", 1 for "1" or "on",
+// -1 for anything else.
+int envSetting() {
   const char* e = std::getenv("SPARCOLL_MPI_SHM");
-  return e && std::strcmp(e, "0") == 0;
+  if (!e || !std::strcmp(e, "1") || !strcasecmp(e, "on")) return 1;
+  if (!std::strcmp(e, "0") || !strcasecmp(e, "off")) return 0;
+  return -1;
 }
 
 // Whether every rank of comm says yes.
@@ -71,7 +76,14 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
     MPI_Comm* c;
     ~FreeNode() { MPI_Comm_free(c); }
   } freeNode{&node};
-  if (!allOf(comm, !envOff() && nodeSize > 1 && nodeSize <= kMaxNodeRanks)) return nullptr;
+  // A bad setting turns the queues off for all, then fails this rank's
+  // communicator (after the collective, so that no rank waits for it there).
+  const int setting = envSetting();
+  const bool on = allOf(comm, setting == 1 && nodeSize > 1 && nodeSize <= kMaxNodeRanks);
+  SC_REQUIRE(setting >= 0, scInvalidArgument, "SPARCOLL_MPI_SHM='", std::getenv("SPARCOLL_MPI_SHM"),
+             "' on rank ", [&] { int r = 0; MPI_Comm_rank(comm, &r); return r; }(),
+             ": expected 0 or off (no shared-memory queues), 1 or on (the default)");
+  if (!on) return nullptr;
 
   std::unique_ptr<ShmQueues> q(new ShmQueues);
   q->mine_ = index;

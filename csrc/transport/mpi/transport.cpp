@@ -39,7 +39,13 @@ class MpiTransport final : public Transport {
     MPI_Comm_get_attr(comm_, MPI_TAG_UB, &ub, &flag);
     const uint64_t ubv = flag && ub ? uint64_t(*static_cast<int*>(ub)) : 32767;  // MPI guarantees >= 32767
     code_ = TagCode{ubv >= uint64_t(INT_MAX), ubv + 1};
-    shm_ = ShmQueues::create(comm_, id_);
+    try {
+      shm_ = ShmQueues::create(comm_, id_);
+    } catch (...) {  // no destructor runs for a constructor that throws
+      MPI_Comm_free(&ctl_);
+      MPI_Comm_free(&comm_);
+      throw;
+    }
   }
   ~MpiTransport() override {
     int finalized = 0;
