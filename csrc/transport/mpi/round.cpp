@@ -40,14 +40,15 @@ class MpiRound final : public Round {
     if (stage_.size() < slots * kStagedBytes) stage_.resize(slots * kStagedBytes);
     reqs_.reserve(ops.size());
     msgs_.reserve(ops.size());
-    // The staged receives, then the sends: reqs_ = [staged | sends | probe-matched, as they are matched].
+    // The shared-memory messages and the staged receives, then the sends:
+    // reqs_ = [staged | sends | probe-matched, as they are matched].
     for (const auto& op : ops) {
-      if (!shm_.takes(op.peer, op.bytes)) continue;
-      if (op.kind == P2POp::Recv) shm_.recv(op.peer, op.buf, op.bytes);
-      else shm_.send(op.peer, op.buf, op.bytes);
-    }
-    for (const auto& op : ops) {
-      if (op.kind != P2POp::Recv || !staged(op.bytes) || shm_.takes(op.peer, op.bytes)) continue;
+      if (shm_.takes(op.peer, op.bytes)) {
+        if (op.kind == P2POp::Recv) shm_.recv(op.peer, op.buf, op.bytes);
+        else shm_.send(op.peer, op.buf, op.bytes);
+        continue;
+      }
+      if (op.kind != P2POp::Recv || !staged(op.bytes)) continue;
       MPI_Request req;
       char* slot = stage_.data() + nStaged_ * kStagedBytes;
       mpiCheck(MPI_Irecv(slot, int(kStagedBytes), MPI_BYTE, op.peer, tagStaged_, l_.comm, &req), "MPI_Irecv");
@@ -93,7 +94,8 @@ class MpiRound final : public Round {
       // Everything is posted: one trip through MPI's progress engine per poll.
       if (reqs_.empty()) flag = 1;  // shared memory alone: no trip through MPI at all
       if (!flag) mpiCheck(MPI_Testall(int(reqs_.size()), reqs_.data(), &flag, st_.data()), "MPI_Testall");
-      if (!flag || shm_.done()) return flag && shm_.done();
+      if (!flag) return false;
+      if (shm_.done()) return true;
       // Only shared-memory messages left: MPI's progress no longer yields the
       // core for us, so idle passes do (peers waiting for a core are what
       // this rank waits for when ranks outnumber cores).

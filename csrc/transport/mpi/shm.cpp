@@ -68,10 +68,11 @@ bool yieldWhenIdle(int nodeRanks) {
 std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   MPI_Comm node;
   mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-  int nodeSize = 0, index = 0, size = 0;
+  int nodeSize = 0, index = 0, size = 0, rank = 0;
   MPI_Comm_size(node, &nodeSize);
   MPI_Comm_rank(node, &index);
   MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
   struct FreeNode {
     MPI_Comm* c;
     ~FreeNode() { MPI_Comm_free(c); }
@@ -81,7 +82,7 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   const int setting = envSetting();
   const bool on = allOf(comm, setting == 1 && nodeSize > 1 && nodeSize <= kMaxNodeRanks);
   SC_REQUIRE(setting >= 0, scInvalidArgument, "SPARCOLL_MPI_SHM='", std::getenv("SPARCOLL_MPI_SHM"),
-             "' on rank ", [&] { int r = 0; MPI_Comm_rank(comm, &r); return r; }(),
+             "' on rank ", rank,
              ": expected 0 or off (no shared-memory queues), 1 or on (the default)");
   if (!on) return nullptr;
 

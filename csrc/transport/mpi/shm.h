@@ -63,6 +63,14 @@ class ShmQueues {
   const ShmHeader* peek(int from) const;
   void pop(int from);
 
+  // Idle passes of a wait (nothing moved) before it yields the core: one
+  // where ranks outnumber cores or MPI is told to yield when idle, else a
+  // spin of 64.
+  unsigned idlePassesBeforeYield() const { return yieldWhenIdle_ ? 1 : 64; }
+
+ private:
+  struct Queue;
+  ShmQueues() = default;
   // Per rank of comm, for a round's pass over its messages: which peers a
   // pass has seen already (a stamp per pass, so nothing is cleared).
   bool firstInPass(std::vector<uint64_t>& stamps, int peer, uint64_t pass) const {
@@ -72,14 +80,6 @@ class ShmQueues {
     return true;
   }
   uint64_t nextPass() { return ++pass_; }
-  // Idle passes of a wait (nothing moved) before it yields the core: one
-  // where ranks outnumber cores or MPI is told to yield when idle, else a
-  // spin of 64.
-  unsigned idlePassesBeforeYield() const { return yieldWhenIdle_ ? 1 : 64; }
-
- private:
-  struct Queue;
-  ShmQueues() = default;
   Queue* queueInto(int receiver, int sender) const;
 
   std::vector<int> slotOf_;      // per rank of comm: its index on this node, -1 elsewhere or itself
