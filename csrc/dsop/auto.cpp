@@ -58,7 +58,8 @@ double outputBytes(size_t n, size_t mm, scDataType_t in) {
 
 double predictSeconds(const model::Model& m, scDsopAlgo_t algo, size_t n, size_t mm, scDataType_t in) {
   // Priced with the band of the call's bytes, as a rule would match it.
-  return coef(m, algo, n, mm, in).dot(m.params(outputBytes(n, mm, in)));
+  const model::Coef c = coef(m, algo, n, mm, in);
+  return m.priced(outputBytes(n, mm, in), [&](const model::Params& p) { return c.dot(p); });
 }
 
 scDsopAlgo_t choose(const model::Model& m, scDsopAlgo_t requested, size_t n, size_t mm, scDataType_t in) {

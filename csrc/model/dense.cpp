@@ -122,7 +122,8 @@ Coef denseCoef(Coll coll, scAlgo_t algo, int P, double n) {
 }
 
 double predictDense(const Model& m, Coll coll, scAlgo_t algo, size_t bytes) {
-  return denseCoef(coll, algo, m.P, double(bytes)).dot(m.params(double(bytes)));
+  const Coef c = denseCoef(coll, algo, m.P, double(bytes));
+  return m.priced(double(bytes), [&](const Params& p) { return c.dot(p); });
 }
 
 bool denseOffers(Coll coll, scAlgo_t x) {

@@ -14,7 +14,8 @@ namespace {
 // overlapping ones).
 std::vector<Band> bandsOf(const Tuning& t, scTransport_t transport, bool device, Level level) {
   std::vector<Band> out;
-  for (const ModelEntry* e : t.entries(transport, device, level)) out.push_back({e->bytes.lo, e->bytes.hi, e->params});
+  for (const ModelEntry* e : t.entries(transport, device, level))
+    out.push_back({e->bytes.lo, e->bytes.hi, e->measured.lo, e->measured.hi, e->params});
   std::sort(out.begin(), out.end(), [](const Band& a, const Band& b) { return a.lo < b.lo; });
   return out;
 }
@@ -40,7 +41,7 @@ Model makeModel(std::shared_ptr<const Tuning> tuning, const Overrides& env, scTr
   m.transport = transport;
   m.device = device;
   m.denseAlgo = denseAlgo;
-  m.intra = m.inter = {Band{0, UINT64_MAX, builtinParams(transport)}};
+  m.intra = m.inter = {Band{0, UINT64_MAX, 0, UINT64_MAX, builtinParams(transport)}};
   if (tuning) {
     const std::vector<Band> intra = bandsOf(*tuning, transport, device, Level::Intra);
     const std::vector<Band> inter = bandsOf(*tuning, transport, device, Level::Inter);
@@ -84,6 +85,18 @@ const Params& Model::paramsAt(Level l, double bytes) const {
   return double(above->lo) / std::max(bytes, 1.0) < std::max(bytes, 1.0) / std::max(double(below->hi), 1.0)
              ? above->p
              : below->p;
+}
+
+Model::Blend Model::blendAt(Level l, double bytes) const {
+  const std::vector<Band>& bands = l == Level::Inter ? inter : intra;
+  // Between band i's largest measured size and band i+1's smallest: blend.
+  // Sizes are compared geometrically, so the weight is a ratio of logarithms.
+  for (size_t i = 0; i + 1 < bands.size(); ++i) {
+    const double below = std::max(double(bands[i].measuredHi), 1.0), above = double(bands[i + 1].measuredLo);
+    if (bytes <= below || bytes >= above || above <= below) continue;
+    return {&bands[i].p, &bands[i + 1].p, std::log(bytes / below) / std::log(above / below)};
+  }
+  return {&paramsAt(l, bytes), nullptr, 0};
 }
 
 int ruleFor(const Model& m, int coll, uint64_t bytes, double density) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "sparcoll/sparcoll.h"
@@ -40,8 +41,12 @@ enum class Level { Intra, Inter };
 // them) lie in [lo, hi]. A tuning file may measure several bands per level:
 // shared memory is faster while a call's data stays in cache, a shaped link
 // passes its burst at line rate, a transport switches protocol at a size.
+// [measuredLo, measuredHi] (within [lo, hi]): the sizes the band's fit saw;
+// between one band's largest and the next one's smallest, nobody knows where
+// one regime gives way to the other, and the prediction blends the two.
 struct Band {
   uint64_t lo = 0, hi = UINT64_MAX;
+  uint64_t measuredLo = 0, measuredHi = UINT64_MAX;
   Params p;
 };
 
@@ -77,6 +82,33 @@ struct Model {
   // a size between or beyond the measured bands takes its closest neighbour.
   const Params& params(double bytes) const { return paramsAt(level(), bytes); }
   const Params& paramsAt(Level l, double bytes) const;
+
+  // The predicted seconds of a call of `bytes`, seconds(params) being its
+  // formula on one set of parameters. Inside a band's measured sizes (and
+  // beyond the outermost ones): that band's. Between two bands' measured
+  // sizes: log-linear in size from the lower band's prediction at its
+  // largest measured size to the upper band's at its smallest,
+  //   t = t_lo^(1-w) t_hi^w,  w = log(bytes / lo.measuredHi) / log(hi.measuredLo / lo.measuredHi),
+  // so a prediction never jumps where the bands meet (README "Cost model").
+  template <class F>
+  double priced(Level l, double bytes, F&& seconds) const {
+    const Blend b = blendAt(l, bytes);
+    if (b.w <= 0) return seconds(*b.lo);
+    return std::pow(seconds(*b.lo), 1 - b.w) * std::pow(seconds(*b.hi), b.w);
+  }
+  template <class F>
+  double priced(double bytes, F&& seconds) const {
+    return priced(level(), bytes, std::forward<F>(seconds));
+  }
+
+  // The bands a prediction at `bytes` blends: lo alone (w = 0), or lo and hi
+  // with weight w in (0, 1) on hi.
+  struct Blend {
+    const Params* lo;
+    const Params* hi;
+    double w;
+  };
+  Blend blendAt(Level l, double bytes) const;
 };
 
 // The built-in parameters of a transport (typical figures of each transport;

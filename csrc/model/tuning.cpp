@@ -244,7 +244,8 @@ class Parser {
 
   ModelEntry model(const json& j, const std::string& path, const std::vector<ModelEntry>& before) const {
     object(j, path);
-    onlyKeys(j, path, {"transport", "memory", "level", "bytes", "alpha", "beta", "gamma", "beta_shared", "fit"});
+    onlyKeys(j, path, {"transport", "memory", "level", "bytes", "measured", "alpha", "beta", "gamma", "beta_shared",
+                        "fit"});
     ModelEntry e;
     e.transport = transport(need(j, path, "transport", "\"mpi\", \"nccl\" or \"local\""), key(path, "transport"));
     if (const json* m = find(j, "memory")) e.memory = memory(*m, key(path, "memory"));
@@ -257,6 +258,14 @@ class Parser {
     if (const json* x = find(j, "beta_shared")) e.params.betaShared = number(*x, key(path, "beta_shared"));
     const json* b = find(j, "bytes");
     if (b) e.bytes = range<uint64_t>(*b, key(path, "bytes"), &Parser::count);
+    e.measured = e.bytes;
+    if (const json* x = find(j, "measured")) {
+      e.measured = range<uint64_t>(*x, key(path, "measured"), &Parser::count);
+      if (e.measured.lo < e.bytes.lo || e.measured.hi > e.bytes.hi)
+        fail(key(path, "measured"), "[" + std::to_string(e.measured.lo) + ", " + std::to_string(e.measured.hi) +
+                                        "] is not within the entry's bytes [" + std::to_string(e.bytes.lo) + ", " +
+                                        std::to_string(e.bytes.hi) + "]");
+    }
     if (const json* f = find(j, "fit")) object(*f, key(path, "fit"));
     // Several entries for one transport, memory and level are bands: each
     // names its bytes, and no two overlap (a size must have one price).

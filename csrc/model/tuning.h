@@ -30,6 +30,9 @@ struct ModelEntry {
   int memory = -1;  // 0 host, 1 device
   Level level = Level::Intra;
   Range<uint64_t> bytes{0, std::numeric_limits<uint64_t>::max()};
+  // The sizes the entry's fit measured (default: bytes); Model::priced
+  // blends neighbouring bands between their measured sizes.
+  Range<uint64_t> measured{0, std::numeric_limits<uint64_t>::max()};
   Params params;
 };
 

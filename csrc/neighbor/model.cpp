@@ -121,17 +121,22 @@ Cost hierarchicalCost(const Topology& t) {
 
 double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
   const model::Model& m = t.comm->model;
-  const model::Params &intra = m.paramsAt(model::Level::Intra, bytes), &inter = m.paramsAt(model::Level::Inter, bytes);
-  const double intraBeta = m.intraGiven ? intra.beta : inter.beta / kIntraSpeedup;
-  const double interBeta = m.interGiven || !m.intraGiven ? inter.beta : intra.beta * kIntraSpeedup;
-  double s = 0;
-  for (const RoundCost& r : t.cost[algo == scNbrNative ? scNbrNaive : algo]) {
-    if (r.msgs <= 0) continue;  // a round no rank sends or receives in (one node: hierarchical's second)
-    const double alpha = r.interBlocks > 0 ? inter.alpha : intra.alpha;
-    s += alpha * (1 + kMessageOverhead * (r.msgs - 1)) +
-         bytes * (interBeta * r.interBlocks + intraBeta * (r.intraBlocks + r.copyBlocks));
-  }
-  return s;
+  // Each level's bands blend on their own (Model::priced), the other level's
+  // parameters held.
+  return m.priced(model::Level::Intra, bytes, [&](const model::Params& intra) {
+    return m.priced(model::Level::Inter, bytes, [&](const model::Params& inter) {
+      const double intraBeta = m.intraGiven ? intra.beta : inter.beta / kIntraSpeedup;
+      const double interBeta = m.interGiven || !m.intraGiven ? inter.beta : intra.beta * kIntraSpeedup;
+      double s = 0;
+      for (const RoundCost& r : t.cost[algo == scNbrNative ? scNbrNaive : algo]) {
+        if (r.msgs <= 0) continue;  // a round no rank sends or receives in (one node: hierarchical's second)
+        const double alpha = r.interBlocks > 0 ? inter.alpha : intra.alpha;
+        s += alpha * (1 + kMessageOverhead * (r.msgs - 1)) +
+             bytes * (interBeta * r.interBlocks + intraBeta * (r.intraBlocks + r.copyBlocks));
+      }
+      return s;
+    });
+  });
 }
 
 scNbrAlgo_t chooseAlgo(const Topology& t, double bytes) {

@@ -22,15 +22,15 @@ struct Terms {
   Fold f;
   double N;
 
-  // The band of the call's bytes (N values), as a rule would match it.
-  static const model::Params& band(const ModelInput& i) { return i.model->params(double(i.N) * double(i.vsz)); }
   // A byte on the critical path, shared medium included: the sparse schedules
   // are symmetric (every rank sends about as much in every step), so all P
   // ranks put it on the medium.
-  static double perByte(const ModelInput& i) { return band(i).beta + double(i.model->P) * band(i).betaShared; }
+  static double perByte(const ModelInput& i, const model::Params& p) { return p.beta + double(i.model->P) * p.betaShared; }
 
-  explicit Terms(const ModelInput& i)
-      : in(i), a(band(i).alpha), b(perByte(i)), g(band(i).gamma),
+  // p: the parameters of the band of the call's bytes (N values), as a rule
+  // would match it (callers go through Model::priced, which blends bands).
+  Terms(const ModelInput& i, const model::Params& p)
+      : in(i), a(p.alpha), b(perByte(i, p)), g(p.gamma),
         cs(kSparseEntryCost * g * double(i.vsz)),
         sc(kScatterEntryCost * g * double(i.vsz)),
         // A device communicator reads counts back once per sparse step
@@ -151,28 +151,34 @@ double expectedUnion(const ModelInput& in, const std::vector<int>& ranks) {
   return double(in.N) * -std::expm1(logMiss);
 }
 
+// The call's bytes, as bands and rules count them: N values.
+static double callBytes(const ModelInput& in) { return double(in.N) * double(in.vsz); }
+
 int bestGroupSize(const ModelInput& in) {
-  const Terms T(in);
+  const Fold f(in.model->P);
   int best = 1;
   double bestT = INFINITY;
-  for (int G = 1; G <= T.f.p2; G *= 2) {
-    const double t = T.earlySwitch(G);
+  for (int G = 1; G <= f.p2; G *= 2) {
+    const double t = in.model->priced(callBytes(in), [&](const model::Params& p) { return Terms(in, p).earlySwitch(G); });
     if (t < bestT) { bestT = t; best = G; }
   }
   return best;
 }
 
 double predictSparse(const ModelInput& in, scSparseAlgo_t algo, int groupSize) {
-  const Terms T(in);
-  if (T.P == 1) return 0;
-  switch (algo) {
-    case scSsarRecDbl: return T.recDbl();
-    case scSsarSplitAllGather: return T.splitAllGather();
-    case scDsarSplitAllGather: return T.dsarSplit();
-    case scDsarEarlySwitch: return T.earlySwitch(groupSize > 0 ? groupSize : bestGroupSize(in));
-    case scSparseDense: return T.denseAllReduce();
-    default: return INFINITY;
-  }
+  if (in.model->P == 1) return 0;
+  const int G = algo == scDsarEarlySwitch ? (groupSize > 0 ? groupSize : bestGroupSize(in)) : 0;
+  return in.model->priced(callBytes(in), [&](const model::Params& p) {
+    const Terms T(in, p);
+    switch (algo) {
+      case scSsarRecDbl: return T.recDbl();
+      case scSsarSplitAllGather: return T.splitAllGather();
+      case scDsarSplitAllGather: return T.dsarSplit();
+      case scDsarEarlySwitch: return T.earlySwitch(G);
+      case scSparseDense: return T.denseAllReduce();
+      default: return double(INFINITY);
+    }
+  });
 }
 
 double meanDensity(const ModelInput& in) {

@@ -110,25 +110,39 @@ TEST(Estimate, DenseIsTheReadmeFormulas) {
   EXPECT_EQ(costModel(&cfg, 1, 1, scCollAllReduce, scAlgoRing, 1000).s, 0.0);
 }
 
+// Two bands of the local transport (lower, upper: their "bytes" and
+// "measured" keys) in one file, and each band's parameters alone in a file of
+// its own: configs banded, small and large.
+struct TwoBands {
+  static constexpr Abg kSmall{1e-6, 5e-11, 2e-11}, kLarge{4e-5, 9e-10, 3e-10};
+  std::string files[3];
+  scConfig_t banded, small, large;
+  TwoBands(const char* lower, const char* upper) {
+    auto entry = [](const char* keys, Abg p) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, R"({"transport": "local", %s"alpha": %.17g, "beta": %.17g, "gamma": %.17g})",
+                    keys, p.a, p.b, p.g);
+      return std::string(buf);
+    };
+    // The upper band first: the file's order does not matter.
+    files[0] = writeTuning(tuningJson("[" + entry(upper, kLarge) + ", " + entry(lower, kSmall) + "]"));
+    files[1] = writeTuning(tuningJson("[" + entry("", kSmall) + "]"));
+    files[2] = writeTuning(tuningJson("[" + entry("", kLarge) + "]"));
+    banded = configWith(files[0].c_str());
+    small = configWith(files[1].c_str());
+    large = configWith(files[2].c_str());
+    for (scConfig_t* c : {&banded, &small, &large}) c->transport = scTransportLocal;
+  }
+};
+
 // A tuning file with bands: every collective prices a call with the band of
 // its bytes (dense: the full vector; sparse: N values; DSOP: n x m outputs),
 // exactly as a file holding only that band's parameters would.
 TEST(Estimate, BandsFollowTheCallsBytes) {
   ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), g("SPARCOLL_GAMMA", nullptr),
       al("SPARCOLL_ALGO", nullptr);
-  auto entry = [](const char* bytes, Abg p) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, R"({"transport": "local", %s"alpha": %.17g, "beta": %.17g, "gamma": %.17g})",
-                  bytes, p.a, p.b, p.g);
-    return std::string(buf);
-  };
-  constexpr Abg kSmall{1e-6, 5e-11, 2e-11}, kLarge{4e-5, 9e-10, 3e-10};
-  const std::string banded = writeTuning(tuningJson("[" + entry(R"("bytes": [65536, 18446744073709551615], )", kLarge) +
-                                                    ", " + entry(R"("bytes": [0, 65535], )", kSmall) + "]"));
-  const std::string small = writeTuning(tuningJson("[" + entry("", kSmall) + "]"));
-  const std::string large = writeTuning(tuningJson("[" + entry("", kLarge) + "]"));
-  scConfig_t cb = configWith(banded.c_str()), cs = configWith(small.c_str()), cl = configWith(large.c_str());
-  for (scConfig_t* c : {&cb, &cs, &cl}) c->transport = scTransportLocal;
+  TwoBands f(R"("bytes": [0, 65535], )", R"("bytes": [65536, 18446744073709551615], )");
+  scConfig_t &cb = f.banded, &cs = f.small, &cl = f.large;
   const int P = 4;
   const struct {
     scCollective_t coll;
@@ -158,6 +172,55 @@ TEST(Estimate, BandsFollowTheCallsBytes) {
       const Est other = costModel(c.largeBand ? &cs : &cl, P, 1, c.coll, algo, c.count, scFloat32, c.density);
       EXPECT_NE(got.s, other.s) << "the two bands must give different prices here";
     }
+}
+
+// Between two bands' measured sizes ("measured"), a prediction blends the
+// bands log-linearly in size: t_small^(1-w) t_large^w with
+// w = log(bytes / small's largest) / log(large's smallest / small's largest),
+// so it meets each band's own price at that band's measured edge and never
+// jumps where the bands' bytes meet. Every collective's model goes through it.
+TEST(Estimate, BandsBlendBetweenTheirMeasuredSizes) {
+  ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), g("SPARCOLL_GAMMA", nullptr),
+      al("SPARCOLL_ALGO", nullptr);
+  // Measured 1 KiB .. 16 KiB and 256 KiB .. 64 MiB; the bytes meet at 64 KiB.
+  TwoBands f(R"("bytes": [0, 65535], "measured": [1024, 16384], )",
+             R"("bytes": [65536, 18446744073709551615], "measured": [262144, 67108864], )");
+  scConfig_t &cb = f.banded, &cs = f.small, &cl = f.large;
+  const int P = 4;
+  const struct {
+    scCollective_t coll;
+    int algo;
+    size_t count;  // float32: bytes = 4 count (sparse: N; DSOP: n x n outputs)
+    double density;
+    double w;      // on the large band
+  } calls[] = {
+      {scCollAllReduce, scAlgoRing, 4096, 0, 0},           // 16 KiB: small's largest measured size
+      {scCollAllReduce, scAlgoRing, 16384, 0, 0.5},        // 64 KiB: halfway (geometrically)
+      {scCollAllReduce, scAlgoRecDbl, 32768, 0, 0.75},     // 128 KiB
+      {scCollAllReduce, scAlgoRing, 65536, 0, 1},          // 256 KiB: large's smallest measured size
+      {scCollAllGather, scAlgoRing, 2048, 0, 0.25},        // 8 KiB x 4 ranks = 32 KiB
+      {scCollBroadcast, scAlgoBinomial, 16384, 0, 0.5},
+      {scCollSparseAllReduce, scSsarRecDbl, 16384, 0.01, 0.5},
+      {scCollSparseAllReduce, scDsarSplitAllGather, 16384, 0.3, 0.5},
+      {scCollDsop, scDsopAllGather, 128, 0, 0.5},          // 128 x 128 x 4 B = 64 KiB
+  };
+  for (const auto& c : calls) {
+    SCOPED_TRACE(testing::Message() << "coll " << c.coll << " algo " << c.algo << " count " << c.count);
+    const double got = costModel(&cb, P, 1, c.coll, c.algo, c.count, scFloat32, c.density).s;
+    const double ts = costModel(&cs, P, 1, c.coll, c.algo, c.count, scFloat32, c.density).s;
+    const double tl = costModel(&cl, P, 1, c.coll, c.algo, c.count, scFloat32, c.density).s;
+    EXPECT_NEAR(got, std::pow(ts, 1 - c.w) * std::pow(tl, c.w), 1e-12 * got);
+  }
+  // Continuous: just past small's largest measured size is small's price to
+  // within a part in a thousand, and the time grows across the gap.
+  const double next = costModel(&cb, P, 1, scCollAllReduce, scAlgoRing, 4097).s;
+  EXPECT_NEAR(next, costModel(&cs, P, 1, scCollAllReduce, scAlgoRing, 4097).s, 1e-3 * next);
+  double last = 0;
+  for (size_t count = 4096; count <= 65536; count += 512) {
+    const double t = costModel(&cb, P, 1, scCollAllReduce, scAlgoRing, count).s;
+    EXPECT_GT(t, last);
+    last = t;
+  }
 }
 
 // The shared-medium term: with beta_shared = 1 and every other parameter 0,

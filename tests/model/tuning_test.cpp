@@ -79,8 +79,8 @@ TEST(TuningFile, EveryErrorNamesFileKeyAndProblem) {
       {tuningJson(R"([{"alpha": 1e-6, "beta": 1e-9, "gamma": 0}])"),
        R"(models[0].transport: missing ("mpi", "nccl" or "local"))"},
       {tuningJson("[" + M + R"(, "transport2": 1}])"),
-       "models[0].transport2: unknown key (expected one of: transport, memory, level, bytes, alpha, beta, gamma, "
-       "beta_shared, fit)"},
+       "models[0].transport2: unknown key (expected one of: transport, memory, level, bytes, measured, alpha, beta, "
+       "gamma, beta_shared, fit)"},
       {tuningJson(R"([{"transport": "tcp", "alpha": 1e-6, "beta": 1e-9, "gamma": 0}])"),
        R"(models[0].transport: is "tcp", expected one of "mpi", "nccl", "local")"},
       {tuningJson("[" + M + R"(, "memory": "gpu"}])"), R"(models[0].memory: is "gpu", expected one of "host", "device")"},
@@ -96,6 +96,11 @@ TEST(TuningFile, EveryErrorNamesFileKeyAndProblem) {
        R"(models[2]: repeats models[0] (the same transport, memory and level; bands of sizes need "bytes" on each))"},
       {tuningJson("[" + M + R"(, "bytes": [0, 99]}, )" + M + "}]"),
        R"(models[1]: repeats models[0] (the same transport, memory and level; bands of sizes need "bytes" on each))"},
+      {tuningJson("[" + M + R"(, "bytes": [100, 999], "measured": [64, 512]}])"),
+       "models[0].measured: [64, 512] is not within the entry's bytes [100, 999]"},
+      {tuningJson("[" + M + R"(, "bytes": [100, 999], "measured": [512, 2000]}])"),
+       "models[0].measured: [512, 2000] is not within the entry's bytes [100, 999]"},
+      {tuningJson("[" + M + R"(, "measured": [512]}])"), "models[0].measured: is an array of 1, expected [lo, hi]"},
       {tuningJson("[" + M + R"(, "bytes": [0, 99]}, )" + M + R"(, "bytes": [99, 200]}])"),
        "models[1].bytes: overlaps models[0].bytes [0, 99] (the same transport, memory and level)"},
       {tuningJson("[" + M + R"(, "bytes": [10, 9]}])"), "models[0].bytes: lo 10 > hi 9"},

@@ -54,12 +54,19 @@ def check(doc, args):
     for i, m in enumerate(models):
         w = f"models[{i}]"
         keys = {"transport", "memory", "level", "alpha", "beta", "gamma", "beta_shared", "fit"}
-        need(set(m) in (keys, keys | {"bytes"}), f"{w}: keys {sorted(m)}")
+        need(set(m) in (keys, keys | {"bytes", "measured"}), f"{w}: keys {sorted(m)}")
         need(m.get("transport") == args.transport and m.get("memory") == src.get("memory"), f"{w}: transport/memory")
         need(m.get("level") in ("intra", "inter"), f"{w}: level")
         b = m.get("bytes")
         need(b is None or (isinstance(b, list) and len(b) == 2 and all(isinstance(x, int) and x >= 0 for x in b)
                            and b[0] <= b[1]), f"{w}.bytes")
+        # A band names the sizes its fit measured, within its bytes.
+        ms = m.get("measured")
+        need(b is not None or ms is None, f"{w}: measured without bytes")
+        need(ms is None if args.step_bands or b is None else ms is not None,
+             f"{w}: measured {'with --step-bands' if args.step_bands else 'missing from a band'}")
+        need(ms is None or (isinstance(ms, list) and len(ms) == 2 and all(isinstance(x, int) for x in ms)
+                            and b[0] <= ms[0] <= ms[1] <= b[1]), f"{w}.measured")
         levels.setdefault(m.get("level"), []).append(b)
         # alpha is always measurably positive; the non-negative fit may hold
         # beta or gamma at 0 on a sweep of small sizes only.
@@ -133,6 +140,8 @@ def main():
     ap.add_argument("--ranks", type=int, required=True)
     ap.add_argument("--transport", required=True)
     ap.add_argument("--raw")
+    ap.add_argument("--step-bands", action="store_true",
+                    help="the file was written with --step-bands: no band names its measured sizes")
     args = ap.parse_args()
     with open(args.file) as f:
         doc = json.load(f)

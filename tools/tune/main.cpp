@@ -64,6 +64,10 @@ class TuneTool final : public Tool {
     f.add({0, "points", "<file>", "measure nothing: fit (--output) or check (--validate) the points\n"
                                   "an earlier run wrote with --raw (its ranks, transport, memory)",
            [this](const std::string& v) { points_ = v; }});
+    f.add({0, "step-bands", "", "write bands without their measured sizes: each band then prices\n"
+                                "every size up to its bytes' edge (a step) instead of blending\n"
+                                "with its neighbour between their measured sizes",
+           [this](const std::string&) { stepBands_ = true; }});
     f.add({0, "dense-only", "", "skip sparse allreduce and DSOP", [this](const std::string&) { denseOnly_ = true; }});
     f.add({0, "budget", "<s>", "time per point (default 0.25; --quick 0.05)", [this](const std::string& v) {
              budget_ = parseNumber(v, "--budget", 1e-4, 3600);
@@ -111,6 +115,7 @@ class TuneTool final : public Tool {
     s.transport = ctx.info.transport;
     s.output = output_;
     s.raw = raw_;
+    s.stepBands = stepBands_;
     s.validate = validate_;
     s.machines = sctune::machinesOf(g, s.transport != scTransportLocal);
     sctune::Plan& p = s.plan;
@@ -150,6 +155,7 @@ class TuneTool final : public Tool {
                                                                                           : scTransportMpi;
     s.output = output_;
     s.raw = raw_;
+    s.stepBands = stepBands_;
     s.validate = validate_;
     if (validate_.empty()) {
       std::printf("# sparcoll-tune (tuning from %s): %d ranks on %d machine%s, %s transport, %s memory, %zu points\n",
@@ -163,7 +169,7 @@ class TuneTool final : public Tool {
   }
 
   std::string output_, validate_, raw_, points_;
-  bool quick_ = false, denseOnly_ = false, sizesGiven_ = false;
+  bool quick_ = false, denseOnly_ = false, sizesGiven_ = false, stepBands_ = false;
   double budget_ = 0;
   std::vector<double> densities_{0.001, 0.01, 0.1, 0.5};
   std::vector<size_t> dsopSizes_;

@@ -102,7 +102,10 @@ std::string tuningJson(const Source& src, const std::vector<ModelEntry>& models,
                 {"dropped", m.dropped}};
     if (m.hasPingpong) fit["pingpong"] = {{"alpha", m.ppAlpha}, {"beta", m.ppBeta}, {"r2", num(m.ppR2)}};
     json e = {{"transport", src.transport}, {"memory", src.memory}, {"level", m.level}};
-    if (m.hasBytes) e["bytes"] = {m.bytesLo, m.bytesHi};
+    if (m.hasBytes) {
+      e["bytes"] = {m.bytesLo, m.bytesHi};
+      if (m.hasMeasured) e["measured"] = {m.measuredLo, m.measuredHi};
+    }
     e["alpha"] = m.p.alpha;
     e["beta"] = m.p.beta;
     e["gamma"] = m.p.gamma;

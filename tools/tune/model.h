@@ -30,6 +30,8 @@ struct ModelEntry {
   double ppAlpha = 0, ppBeta = 0, ppR2 = 0;
   bool hasBytes = false;  // a band: the calls of bytes [bytesLo, bytesHi]
   uint64_t bytesLo = 0, bytesHi = 0;
+  bool hasMeasured = false;  // the band's smallest and largest measured size (blended between bands)
+  uint64_t measuredLo = 0, measuredHi = 0;
 };
 
 // One entry of "rules".

@@ -242,6 +242,9 @@ Fits fitAll(const std::vector<Point>& pts, const Setup& s) {
       m.hasBytes = true;
       m.bytesLo = bytes[b].first;
       m.bytesHi = bytes[b].second;
+      m.hasMeasured = !s.stepBands;
+      m.measuredLo = uint64_t(std::llround(r.bands[b].lo));
+      m.measuredHi = uint64_t(std::llround(r.bands[b].hi));
     }
     if (same.has) {
       m.hasPingpong = true;

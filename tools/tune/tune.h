@@ -21,6 +21,7 @@ struct Setup {
   std::vector<int> machines;  // machine id per rank (machinesOf)
   scTransport_t transport = scTransportLocal;
   std::string output, raw, validate;  // --output, --raw, --validate
+  bool stepBands = false;             // --step-bands: no "measured" in the bands written
 };
 
 // Both return the number of failures to report through the exit status (0).
