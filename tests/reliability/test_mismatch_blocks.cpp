@@ -1,10 +1,13 @@
 // Point-to-point messages whose sizes disagree, with nothing in the call's
 // signature to tell (a neighbour allgatherv: counts are per rank). Rank 0
 // sends a block of one size; its receivers expect another. The sizes lie on
-// both sides of the MPI transport's staging limit (4 KiB: smaller messages are
-// received into posted staging slots, larger ones through matched probes), so
-// each pairing is covered: both staged, one of each (the two travel under
-// different tags), and both probe-matched. Every receiver of rank 0's block
+// both sides of the MPI transport's limits: its shared-memory queues' (4 KiB
+// with a core per rank, 32 KiB where ranks outnumber cores, in fragments of
+// 4 KiB) and its staging limit (4 KiB: smaller messages are received into
+// posted staging slots, larger ones through matched probes), so each pairing
+// is covered: both in the queues (in one fragment or several), both staged,
+// one of each (the two kinds travel under different tags, or one in a queue
+// and one through MPI), and both probe-matched. Every receiver of rank 0's block
 // must fail naming rank 0, within the deadline; no rank may return scSuccess
 // with wrong data, now or in the matched call that follows.
 #include <chrono>
@@ -64,9 +67,13 @@ struct Gate {
 };
 
 TEST(MismatchBlocks, NeighborBlockSizesDiffer) {
-  // Floats: 8 B against 16 B (staged both), 1 KiB against 16 KiB (one of
-  // each), 8 KiB against 16 KiB (probe-matched both); rank 0 sends more, then less.
-  const std::pair<size_t, size_t> kCases[] = {{4, 2}, {2, 4}, {4096, 256}, {256, 4096}, {4096, 2048}, {2048, 4096}};
+  // Floats: 8 B against 16 B (one fragment or staged, both), 1 KiB against
+  // 16 KiB (one of each, or fragments of both), 8 KiB against 16 KiB, 16 KiB
+  // against 64 KiB (queue against MPI where ranks outnumber cores), 64 KiB
+  // against 128 KiB (probe-matched both); rank 0 sends more, then less.
+  const std::pair<size_t, size_t> kCases[] = {{4, 2},       {2, 4},       {4096, 256},    {256, 4096},
+                                              {4096, 2048}, {2048, 4096}, {16384, 4096},  {4096, 16384},
+                                              {32768, 16384}, {16384, 32768}};
   for (int P : {2, 3, 4})
     for (const auto& [mine0, want] : kCases) {
       scConfig_t cfg = sctest::testConfig();

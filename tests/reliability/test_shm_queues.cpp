@@ -3,11 +3,17 @@
 // one peer than a queue has slots, blocks on both sides of the queues' limit,
 // and ranks that disagree on using them. The same bodies run on the local
 // transport, which has no queues, as a reference.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/harness.h"
+#include "reliability/reliability_util.h"
 #include "sparcoll/neighbor.h"
 
 namespace {
@@ -37,12 +43,73 @@ void parallelEdges(scComm_t comm, int rank, int P, int copies, const std::vector
 
 int worldOr(int P) { return sctest::mode() == sctest::Mode::Mpi ? sctest::mpiWorldSize() : P; }
 
-// 9 messages to each peer in one round, against queues of 4 slots: senders
-// wait for room while their receivers take messages, in order. Blocks of 1
-// float, 1023 and 1024 floats (4 KiB: the queues' largest) and 1025 (MPI).
+// 9 messages to each peer in one round, against queues of 4 to 16 slots:
+// senders wait for room while their receivers take messages, in order.
+// Blocks of 1 float, 1023 and 1024 floats (4 KiB: one slot, and the queues'
+// largest with a core per rank), 1025 (two fragments, or MPI), 8192 (32 KiB:
+// the largest where ranks outnumber cores) and 8193 (MPI).
 TEST(ShmQueues, MoreMessagesToOnePeerThanSlots) {
   const int P = worldOr(3);
-  sctest::run(P, [&](scComm_t comm, int rank) { parallelEdges(comm, rank, P, 9, {1, 1023, 1024, 1025}); });
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    parallelEdges(comm, rank, P, 9, {1, 1023, 1024, 1025, 8192, 8193});
+  });
+}
+
+// Messages above the queues' limit go by single copy (the receiver reads
+// them from the sender's memory) where the kernel allows it, and through MPI
+// with SPARCOLL_MPI_CMA=0: the same blocks arrive either way, 3 to each peer
+// in a round (descriptors queue like fragments), up to 4 MiB.
+TEST(ShmQueues, SingleCopyCarriesLargeMessages) {
+  const int P = worldOr(3);
+  for (const char* cma : {"1", "0"}) {
+    sctest::ScopedEnv env("SPARCOLL_MPI_CMA", cma);
+    sctest::run(P, [&](scComm_t comm, int rank) { parallelEdges(comm, rank, P, 3, {4097, 16385, 262144, 1048577}); });
+  }
+}
+
+// A sender whose call ends before its receiver came (its deadline) withdraws
+// its single-copy message: the late receiver then fails naming it, and never
+// takes the freed, overwritten buffer for the message.
+TEST(ShmQueues, SenderThatGivesUpWithdrawsItsMessage) {
+  if (sctest::mode() != sctest::Mode::Mpi) GTEST_SKIP() << "the queues are the MPI transport's";
+  const int P = sctest::mpiWorldSize();
+  scConfig_t cfg = sctest::testConfig();
+  cfg.timeoutSeconds = 0.5;
+  cfg.check = scCheckOff;
+  constexpr size_t kCount = 262144;  // 1 MiB: single copy where the kernel allows it, else MPI
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    const int to1 = 1, from0 = 0;
+    scTopology_t topo = nullptr;
+    SC_OK(comm, scTopologyCreate(&topo, comm, rank == 1, &from0, rank == 0, &to1));
+    reltest::syncWorld();
+    if (rank == 0) {
+      auto send = std::make_unique<std::vector<float>>(kCount, 7.0f);
+      const scResult_t r = scNeighborAllGather(send->data(), kCount, nullptr, scFloat32, scNbrNaive, topo, nullptr);
+      EXPECT_EQ(r, scTimeout) << scGetLastError(comm);
+      std::fill(send->begin(), send->end(), -1.0f);  // what a late reader must never deliver
+      send.reset();
+    } else if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      std::vector<float> send(kCount), recv(kCount, 0.0f);
+      const scResult_t r = scNeighborAllGather(send.data(), kCount, recv.data(), scFloat32, scNbrNaive, topo, nullptr);
+      const std::string msg = r == scSuccess ? std::string() : scGetLastError(comm);
+      std::printf("withdrawn message | rank 1 returned %s: %s\n", scGetErrorString(r), msg.c_str());
+      EXPECT_NE(r, scSuccess) << "the late receiver took a message its sender had withdrawn";
+      EXPECT_TRUE(reltest::has(msg, "rank 0")) << msg;
+    }
+    reltest::syncWorld();
+    scTopologyDestroy(topo);
+  }, &cfg);
+}
+
+// SPARCOLL_MPI_SHM_MAX_BYTES raises the limit on every node shape: messages
+// of up to 256 KiB stream through the queues in 64 fragments, more than a
+// queue has slots, with a short last fragment (65535 floats), 3 messages to
+// each peer in a round.
+TEST(ShmQueues, LargeMessagesStreamInFragments) {
+  sctest::ScopedEnv max("SPARCOLL_MPI_SHM_MAX_BYTES", "256K");
+  const int P = worldOr(3);
+  sctest::run(P, [&](scComm_t comm, int rank) { parallelEdges(comm, rank, P, 3, {4097, 65535, 65536, 65537}); });
 }
 
 // Rank 1 turns the queues off (SPARCOLL_MPI_SHM=0): every rank must then use
@@ -61,16 +128,26 @@ TEST(ShmQueues, OneRankOffTurnsThemOffForAll) {
   }, &cfg);
 }
 
-// A value that is neither on nor off is refused, naming the variable.
+// A switch (SPARCOLL_MPI_SHM, SPARCOLL_MPI_CMA) that is neither on nor off,
+// or a limit that is not a size from 0 to 16M, is refused, naming the
+// variable and the value.
 TEST(ShmQueues, BadSettingIsRefused) {
   if (sctest::mode() != sctest::Mode::Mpi) GTEST_SKIP() << "the queues are the MPI transport's";
-  sctest::ScopedEnv bad("SPARCOLL_MPI_SHM", "maybe");
-  scConfig_t cfg = sctest::testConfig();
-  scComm_t comm = nullptr;
-  EXPECT_EQ(scCommInitMpi(&comm, nullptr, &cfg), scInvalidArgument);
-  const std::string msg = scGetLastError(nullptr);
-  EXPECT_NE(msg.find("SPARCOLL_MPI_SHM='maybe'"), std::string::npos) << msg;
-  EXPECT_EQ(comm, nullptr);
+  const std::pair<const char*, const char*> kBad[] = {{"SPARCOLL_MPI_SHM", "maybe"},
+                                                      {"SPARCOLL_MPI_SHM_MAX_BYTES", "12Q"},
+                                                      {"SPARCOLL_MPI_SHM_MAX_BYTES", "-1"},
+                                                      {"SPARCOLL_MPI_SHM_MAX_BYTES", "17M"},
+                                                      {"SPARCOLL_MPI_SHM_MAX_BYTES", ""},
+                                                      {"SPARCOLL_MPI_CMA", "yes"}};
+  for (const auto& [var, value] : kBad) {
+    sctest::ScopedEnv bad(var, value);
+    scConfig_t cfg = sctest::testConfig();
+    scComm_t comm = nullptr;
+    EXPECT_EQ(scCommInitMpi(&comm, nullptr, &cfg), scInvalidArgument) << var << "=" << value;
+    const std::string msg = scGetLastError(nullptr);
+    EXPECT_NE(msg.find(std::string(var) + "='" + value + "'"), std::string::npos) << msg;
+    EXPECT_EQ(comm, nullptr);
+  }
 }
 
 }  // namespace

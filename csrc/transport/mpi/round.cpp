@@ -206,6 +206,13 @@ class MpiRound final : public Round {
     const ShmRound::Problem p = shm_.progress(&moved);
     if (p.kind == ShmRound::Problem::Size) sizeMismatch({p.m->peer, p.m->buf, p.m->bytes, p.m->bytes}, int(p.theirBytes));
     if (p.kind == ShmRound::Problem::OtherCall) mismatchedCall(p.m->peer, p.m->bytes, int64_t(p.theirSeq - seq_));
+    if (p.kind == ShmRound::Problem::Unreadable)
+      SC_THROW(scRemoteError, "call #", seq_, ": rank ", l_.rank, " could not read the ", bytesText(p.m->bytes),
+               " that rank ", p.m->peer, " sent by single copy (", std::strerror(p.err),
+               "; SPARCOLL_MPI_CMA=0 sends such messages through MPI)");
+    if (p.kind == ShmRound::Problem::Revoked)
+      SC_THROW(scRemoteError, "call #", seq_, ": rank ", p.m->peer, " withdrew the ", bytesText(p.m->bytes),
+               " it was sending to rank ", l_.rank, " (its call failed)");
     return moved;
   }
 
@@ -315,6 +322,7 @@ class MpiRound final : public Round {
   // left to MPI, and so is the staging buffer it may still write to.
   // Returns whether every request ended.
   bool cancel() noexcept {
+    shm_.revoke();  // no peer reads this rank's buffers by single copy after this
     for (auto& r : reqs_)
       if (r != MPI_REQUEST_NULL) MPI_Cancel(&r);
     const Deadline dl = Deadline::in(0.5);

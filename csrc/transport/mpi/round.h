@@ -2,7 +2,7 @@
 // them, bounded by a deadline (MPI_Waitall could block forever on a rank that
 // never comes).
 //
-// Messages of at most kShmBytes between ranks of one node go through
+// Messages of at most ShmQueues::maxBytes() between ranks of one node go through
 // shared-memory queues (shm.h) where the transport has them. The others,
 // and all messages where it has none, go through MPI. Receives from MPI come
 // in two kinds, by the size of the message:

@@ -2,8 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,16 +20,17 @@
 namespace sc {
 
 // One queue: the counters on cache lines of their own (the sender writes
-// tail, the receiver head), then the slots. Counters only grow; a slot is
-// tail % kShmSlots.
+// tail, the receiver head), then the slots. Counters only grow; fragment n
+// is in slot n % count.
 struct ShmQueues::Queue {
-  alignas(64) std::atomic<uint64_t> tail;  // messages published
-  alignas(64) std::atomic<uint64_t> head;  // messages taken
+  alignas(64) std::atomic<uint64_t> tail;  // fragments published
+  alignas(64) std::atomic<uint64_t> head;  // fragments taken
   alignas(64) char slots[1];
-  static constexpr size_t kSlotBytes = 64 + kShmBytes;  // header, padded to a cache line, then the message
-  static constexpr size_t bytes() { return 192 + kShmSlots * kSlotBytes; }
-  char* slot(uint64_t n) { return slots + (n % kShmSlots) * kSlotBytes; }
+  static constexpr size_t kSlotBytes = 64 + kShmBytes;  // header, padded to a cache line, then the fragment
+  static size_t bytes(uint64_t count) { return 192 + count * kSlotBytes; }
+  char* slot(uint64_t n, uint64_t count) { return slots + (n % count) * kSlotBytes; }
 };
+static_assert(sizeof(ShmHeader) <= 64, "a slot's header fits its cache line");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "queues need lock-free 64-bit atomics across processes");
 
 namespace {
@@ -35,13 +39,59 @@ namespace {
 // (a queue from each), so a node of more ranks keeps to MPI alone.
 constexpr int kMaxNodeRanks = 256;
 
-// SPARCOLL_MPI_SHM: 1 when unset; 0 for "0" or "off", 1 for "1" or "on",
-// -1 for anything else.
-int envSetting() {
-  const char* e = std::getenv("SPARCOLL_MPI_SHM");
+// A switch (SPARCOLL_MPI_SHM, SPARCOLL_MPI_CMA): 1 when unset; 0 for "0"
+// or "off", 1 for "1" or "on", -1 for anything else.
+int envSwitch(const char* name) {
+  const char* e = std::getenv(name);
   if (!e || !std::strcmp(e, "1") || !strcasecmp(e, "on")) return 1;
   if (!std::strcmp(e, "0") || !strcasecmp(e, "off")) return 0;
   return -1;
+}
+
+// Whether this process can read the memory of the next rank of the node
+// (index + 1): each rank publishes a word of its own and where it lies, and
+// reads its neighbour's. The kernel refuses where ptrace rules forbid it
+// (Yama's ptrace_scope, containers without it), and then nobody uses it.
+bool readsNeighbour(MPI_Comm node, int index, int nodeSize, std::vector<int>* pids) {
+  static const uint64_t word = 0x7370617263636d61ull ^ uint64_t(getpid());
+  struct Mine {
+    uint64_t addr, value;
+    int64_t pid;
+  } mine{uint64_t(reinterpret_cast<uintptr_t>(&word)), word, int64_t(getpid())};
+  std::vector<Mine> all(static_cast<size_t>(nodeSize));
+  mpiCheck(MPI_Allgather(&mine, int(sizeof mine), MPI_BYTE, all.data(), int(sizeof mine), MPI_BYTE, node),
+           "MPI_Allgather");
+  pids->resize(size_t(nodeSize));
+  for (int i = 0; i < nodeSize; ++i) (*pids)[size_t(i)] = int(all[size_t(i)].pid);
+  const Mine& next = all[size_t((index + 1) % nodeSize)];
+  uint64_t got = 0;
+  iovec local{&got, sizeof got}, remote{reinterpret_cast<void*>(uintptr_t(next.addr)), sizeof got};
+  return process_vm_readv(pid_t(next.pid), &local, 1, &remote, 1, 0) == ssize_t(sizeof got) && got == next.value;
+}
+
+// The largest message SPARCOLL_MPI_SHM_MAX_BYTES allows.
+constexpr long kMaxMaxBytes = 16L << 20;
+
+// SPARCOLL_MPI_SHM_MAX_BYTES: bytes, with an optional K or M (1024,
+// 1048576), from 0 to 16M; -1 when unset, -2 for anything else.
+long envMaxBytes() {
+  const char* e = std::getenv("SPARCOLL_MPI_SHM_MAX_BYTES");
+  if (!e) return -1;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(e, &end, 10);
+  if (end == e || errno || v < 0 || *e == '-' || *e == '+' || *e == ' ') return -2;
+  long long unit = 1;
+  if (*end == 'K' || *end == 'k') unit = 1024, ++end;
+  else if (*end == 'M' || *end == 'm') unit = 1 << 20, ++end;
+  if (*end || v > kMaxMaxBytes / unit) return -2;
+  return long(v * unit);
+}
+
+// Whether the node's ranks outnumber its cores.
+bool crowded(int nodeRanks) {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && nodeRanks > cores;
 }
 
 // Whether every rank of comm says yes.
@@ -59,8 +109,7 @@ bool allOf(MPI_Comm comm, bool mine) {
 bool yieldWhenIdle(int nodeRanks) {
   const char* e = std::getenv("OMPI_MCA_mpi_yield_when_idle");
   if (e && *e && std::strcmp(e, "0") != 0 && std::strcmp(e, "false") != 0) return true;
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores > 0 && nodeRanks > cores;
+  return crowded(nodeRanks);
 }
 
 }  // namespace
@@ -79,17 +128,39 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   } freeNode{&node};
   // A bad setting turns the queues off for all, then fails this rank's
   // communicator (after the collective, so that no rank waits for it there).
-  const int setting = envSetting();
-  const bool on = allOf(comm, setting == 1 && nodeSize > 1 && nodeSize <= kMaxNodeRanks);
+  const int setting = envSwitch("SPARCOLL_MPI_SHM"), cma = envSwitch("SPARCOLL_MPI_CMA");
+  const long maxSet = envMaxBytes();
+  const bool on =
+      allOf(comm, setting == 1 && cma >= 0 && maxSet != -2 && nodeSize > 1 && nodeSize <= kMaxNodeRanks);
   SC_REQUIRE(setting >= 0, scInvalidArgument, "SPARCOLL_MPI_SHM='", std::getenv("SPARCOLL_MPI_SHM"),
              "' on rank ", rank,
              ": expected 0 or off (no shared-memory queues), 1 or on (the default)");
+  SC_REQUIRE(cma >= 0, scInvalidArgument, "SPARCOLL_MPI_CMA='", std::getenv("SPARCOLL_MPI_CMA"), "' on rank ", rank,
+             ": expected 0 or off (larger messages on the node through MPI), 1 or on (single copy, the default)");
+  SC_REQUIRE(maxSet != -2, scInvalidArgument, "SPARCOLL_MPI_SHM_MAX_BYTES='",
+             std::getenv("SPARCOLL_MPI_SHM_MAX_BYTES"), "' on rank ", rank,
+             ": expected the largest message for the shared-memory queues, in bytes from 0 to 16M "
+             "(K and M: 1024 and 1048576 bytes)");
   if (!on) return nullptr;
 
+  // The queues' shape, the same on every rank of the node (the smallest
+  // any rank asks for). A core per rank: messages of at most 4 KiB, 4 slots.
+  // More ranks than cores: up to 16 slots (1 MiB of queues per rank at most),
+  // and messages of at most 16 KiB where larger ones go by single copy, else
+  // 32 KiB (measured: the queues' second copy costs more than single copy
+  // from 32 KiB, and more than MPI's hand-overs from 64 KiB).
+  const bool full = crowded(nodeSize);
+  auto limit = [&](long crowdedBytes) { return int(maxSet >= 0 ? maxSet : full ? crowdedBytes : long(kShmBytes)); };
+  int shape[3] = {limit(16384), limit(32768),
+                  full ? int(std::clamp<size_t>((size_t(1) << 20) / (size_t(nodeSize - 1) * Queue::kSlotBytes), 4, 16))
+                       : 4};
+  mpiCheck(MPI_Allreduce(MPI_IN_PLACE, shape, 3, MPI_INT, MPI_MIN, node), "MPI_Allreduce");
   std::unique_ptr<ShmQueues> q(new ShmQueues);
   q->mine_ = index;
   q->yieldWhenIdle_ = yieldWhenIdle(nodeSize);
-  q->segmentBytes_ = size_t(nodeSize) * Queue::bytes();
+  q->slots_ = uint64_t(shape[2]);
+  q->queueBytes_ = Queue::bytes(q->slots_);
+  q->segmentBytes_ = size_t(nodeSize) * q->queueBytes_;
   q->segment_.assign(size_t(nodeSize), nullptr);
   // Each node rank's index, known to all: the node's ranks in comm's numbering.
   const std::vector<int> inComm = ranksIn(node, comm);
@@ -131,6 +202,10 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   const bool all = allOf(comm, mapped);
   if (made) shm_unlink(name(index).c_str());
   if (!all) return nullptr;  // the destructor unmaps what was mapped
+  // Single copy where every rank wants it and every rank can read its neighbour.
+  const bool reads = readsNeighbour(node, index, nodeSize, &q->pids_);
+  q->singleCopy_ = allOf(comm, cma == 1 && reads);
+  q->maxBytes_ = size_t(shape[q->singleCopy_ ? 0 : 1]);
   return q;
 }
 
@@ -140,16 +215,16 @@ ShmQueues::~ShmQueues() {
 }
 
 ShmQueues::Queue* ShmQueues::queueInto(int receiver, int sender) const {
-  return reinterpret_cast<Queue*>(segment_[size_t(receiver)] + size_t(sender) * Queue::bytes());
+  return reinterpret_cast<Queue*>(segment_[size_t(receiver)] + size_t(sender) * queueBytes_);
 }
 
-bool ShmQueues::trySend(int to, const ShmHeader& h, const void* data) {
+bool ShmQueues::trySend(int to, const ShmHeader& h, const void* data, size_t bytes) {
   Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
   const uint64_t t = qu->tail.load(std::memory_order_relaxed);  // only this rank writes it
-  if (t - qu->head.load(std::memory_order_acquire) >= kShmSlots) return false;
-  char* s = qu->slot(t);
+  if (t - qu->head.load(std::memory_order_acquire) >= slots_) return false;
+  char* s = qu->slot(t, slots_);
   std::memcpy(s, &h, sizeof h);
-  if (h.bytes) std::memcpy(s + 64, data, h.bytes);
+  if (bytes) std::memcpy(s + 64, data, bytes);
   qu->tail.store(t + 1, std::memory_order_release);
   return true;
 }
@@ -158,7 +233,54 @@ const ShmHeader* ShmQueues::peek(int from) const {
   Queue* qu = queueInto(mine_, slotOf_[size_t(from)]);
   const uint64_t h = qu->head.load(std::memory_order_relaxed);  // only this rank writes it
   if (qu->tail.load(std::memory_order_acquire) == h) return nullptr;
-  return reinterpret_cast<const ShmHeader*>(qu->slot(h));
+  return reinterpret_cast<const ShmHeader*>(qu->slot(h, slots_));
+}
+
+bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* index) {
+  Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
+  const uint64_t t = qu->tail.load(std::memory_order_relaxed);
+  if (t - qu->head.load(std::memory_order_acquire) >= slots_) return false;
+  char* s = qu->slot(t, slots_);
+  std::memcpy(s, &h, sizeof h);
+  auto* d = reinterpret_cast<ShmDescriptor*>(s + 64);
+  d->addr = uint64_t(reinterpret_cast<uintptr_t>(buf));
+  d->state.store(ShmDescriptor::kPosted, std::memory_order_relaxed);  // published by the tail's release
+  qu->tail.store(t + 1, std::memory_order_release);
+  *index = t;
+  return true;
+}
+
+// The descriptor stays in its slot until the receiver pops it, and only
+// this rank reuses the slot, after that: once head has passed index the
+// receiver took it (it pops only after claiming), before that the slot is
+// still the descriptor.
+bool ShmQueues::taken(int to, uint64_t index) const {
+  Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
+  if (qu->head.load(std::memory_order_acquire) > index) return true;
+  const auto* d = reinterpret_cast<const ShmDescriptor*>(qu->slot(index, slots_) + 64);
+  return d->state.load(std::memory_order_acquire) == ShmDescriptor::kTaken;
+}
+
+void ShmQueues::revoke(int to, uint64_t index) {
+  Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
+  if (qu->head.load(std::memory_order_acquire) > index) return;
+  auto* d = reinterpret_cast<ShmDescriptor*>(qu->slot(index, slots_) + 64);
+  uint32_t posted = ShmDescriptor::kPosted;
+  d->state.compare_exchange_strong(posted, ShmDescriptor::kRevoked, std::memory_order_acq_rel);
+}
+
+int ShmQueues::readFrom(int from, const ShmDescriptor* d, void* buf, size_t bytes) const {
+  const pid_t pid = pid_t(pids_[size_t(slotOf_[size_t(from)])]);
+  size_t done = 0;
+  while (done < bytes) {
+    iovec local{static_cast<char*>(buf) + done, bytes - done};
+    iovec remote{reinterpret_cast<char*>(uintptr_t(d->addr)) + done, bytes - done};
+    const ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EFAULT;
+    done += size_t(n);
+  }
+  return 0;
 }
 
 void ShmQueues::pop(int from) {
@@ -170,17 +292,42 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
   Problem p;
   if (done()) return p;
   const uint64_t pass = q_->nextPass();
-  // Sends in posted order; a full queue holds back the later sends to its peer.
+  // Sends in posted order, a fragment per free slot; a full queue holds back
+  // the rest of the message and the later sends to its peer.
   for (Msg& m : sends_) {
-    if (m.done || !q_->firstInPass(q_->sendStamps_, m.peer, pass)) continue;
-    if (!q_->trySend(m.peer, {seq_, sig_, uint32_t(m.bytes)}, m.buf)) continue;
-    m.done = true;
-    ++finished_;
-    *moved = true;
-    q_->sendStamps_[size_t(m.peer)] = 0;  // the next send to this peer may go in this pass too
+    if (m.done) continue;
+    if (m.posted) {  // read by its receiver yet? (it holds back no other send)
+      if (q_->taken(m.peer, m.index)) {
+        m.done = true;
+        ++finished_;
+        *moved = true;
+      }
+      continue;
+    }
+    if (!q_->firstInPass(q_->sendStamps_, m.peer, pass)) continue;
+    if (m.bytes > q_->maxBytes()) {  // single copy: a descriptor, which the receiver reads from
+      if (!q_->tryPost(m.peer, {seq_, sig_, uint32_t(m.bytes), kShmDescriptor}, m.buf, &m.index)) continue;
+      m.posted = true;
+      *moved = true;
+      q_->sendStamps_[size_t(m.peer)] = 0;
+      continue;
+    }
+    for (;;) {
+      const size_t n = std::min(kShmBytes, m.bytes - m.moved);
+      if (!q_->trySend(m.peer, {seq_, sig_, uint32_t(m.bytes), uint32_t(m.moved)}, m.buf + m.moved, n)) break;
+      m.moved += n;
+      *moved = true;
+      if (m.moved == m.bytes) {
+        m.done = true;
+        ++finished_;
+        q_->sendStamps_[size_t(m.peer)] = 0;  // the next send to this peer may go in this pass too
+        break;
+      }
+    }
   }
   // Receives: the first one still waiting from each peer takes the head of
-  // that peer's queue (then the next one may, in the same pass).
+  // that peer's queue, fragment by fragment (then the next one may, in the
+  // same pass).
   for (Msg& m : recvs_) {
     if (m.done || !q_->firstInPass(q_->recvStamps_, m.peer, pass)) continue;
     for (const ShmHeader* h; (h = q_->peek(m.peer)) != nullptr;) {
@@ -190,17 +337,51 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
         continue;
       }
       if (h->seq != seq_ || h->sig != sig_) return {Problem::OtherCall, &m, h->seq, h->bytes};
-      if (h->bytes != m.bytes) return {Problem::Size, &m, h->seq, h->bytes};
-      if (m.bytes) std::memcpy(m.buf, reinterpret_cast<const char*>(h) + 64, m.bytes);
+      if (h->offset == kShmDescriptor) {
+        if (h->bytes != m.bytes || m.moved) return {Problem::Size, &m, h->seq, h->bytes};
+        auto* d = reinterpret_cast<ShmDescriptor*>(const_cast<char*>(reinterpret_cast<const char*>(h)) + 64);
+        auto revoked = [&] { return d->state.load(std::memory_order_acquire) == ShmDescriptor::kRevoked; };
+        if (revoked()) return {Problem::Revoked, &m, h->seq, h->bytes};
+        // A read that fails on a revoked descriptor found the buffer gone.
+        if (const int err = q_->readFrom(m.peer, d, m.buf, m.bytes))
+          return {revoked() ? Problem::Revoked : Problem::Unreadable, &m, h->seq, h->bytes, err};
+        // Claimed after reading: a sender that revoked first may have freed
+        // or reused the buffer while it was read.
+        uint32_t posted = ShmDescriptor::kPosted;
+        if (!d->state.compare_exchange_strong(posted, ShmDescriptor::kTaken, std::memory_order_acq_rel))
+          return {Problem::Revoked, &m, h->seq, h->bytes};
+        q_->pop(m.peer);
+        m.moved = m.bytes;
+        m.done = true;
+        ++finished_;
+        *moved = true;
+        q_->recvStamps_[size_t(m.peer)] = 0;
+        break;
+      }
+      if (h->bytes != m.bytes || h->offset != m.moved) return {Problem::Size, &m, h->seq, h->bytes};
+      const size_t n = std::min(kShmBytes, m.bytes - m.moved);
+      if (n) std::memcpy(m.buf + m.moved, reinterpret_cast<const char*>(h) + 64, n);
       q_->pop(m.peer);
-      m.done = true;
-      ++finished_;
+      m.moved += n;
       *moved = true;
-      q_->recvStamps_[size_t(m.peer)] = 0;
-      break;
+      if (m.moved == m.bytes) {
+        m.done = true;
+        ++finished_;
+        q_->recvStamps_[size_t(m.peer)] = 0;
+        break;
+      }
     }
   }
   return p;
+}
+
+void ShmRound::revoke() {
+  for (Msg& m : sends_)
+    if (m.posted && !m.done) {
+      q_->revoke(m.peer, m.index);
+      m.done = true;
+      ++finished_;
+    }
 }
 
 long ShmRound::strayFrom(int peer) const {
@@ -212,11 +393,15 @@ long ShmRound::strayFrom(int peer) const {
 }
 
 void ShmRound::describe(const std::function<void(const std::string&)>& add) const {
+  auto part = [](const Msg& m) { return m.moved ? " (" + bytesText(m.moved) + " of it moved)" : std::string(); };
   for (const Msg& m : recvs_)
-    if (!m.done) add("waiting for " + bytesText(m.bytes) + " from rank " + std::to_string(m.peer));
+    if (!m.done) add("waiting for " + bytesText(m.bytes) + " from rank " + std::to_string(m.peer) + part(m));
   for (const Msg& m : sends_)
-    if (!m.done) add("waiting for rank " + std::to_string(m.peer) + " to take " + bytesText(m.bytes) +
-                     " (its shared-memory queue from this rank is full)");
+    if (m.posted && !m.done)
+      add("waiting for rank " + std::to_string(m.peer) + " to read " + bytesText(m.bytes) + " (single copy)");
+    else if (!m.done)
+      add("waiting for rank " + std::to_string(m.peer) + " to take " + bytesText(m.bytes) + part(m) +
+          " (its shared-memory queue from this rank is full)");
 }
 
 }  // namespace sc

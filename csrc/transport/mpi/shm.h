@@ -1,17 +1,43 @@
 // Shared-memory queues between the ranks of one node, for the MPI transport's
-// small messages (at most kShmBytes).
+// small messages (at most ShmQueues::maxBytes()).
 //
-// Every ordered pair of ranks on a node (j -> i) has a queue of kShmSlots
-// slots in memory that both map: the sender copies a message into the next
-// free slot and publishes it; the receiver copies it out and frees the slot.
-// That is one copy in, one copy out and two cache-line hand-overs per
-// message, with no matching and no request: on a node, MPI's own path
-// (Open MPI's pml and shared-memory btl) costs several times that for small
-// messages, and more again when ranks outnumber cores.
+// Every ordered pair of ranks on a node (j -> i) has a queue of slots of
+// kShmBytes in memory that both map: the sender copies a message into the
+// next free slots, a fragment of at most kShmBytes each, and publishes them;
+// the receiver copies them out and frees the slots. That is one copy in, one
+// copy out and two cache-line hand-overs per fragment, with no matching and
+// no request: on a node, MPI's own path (Open MPI's pml and shared-memory
+// btl) costs several times that for small messages, and more again when
+// ranks outnumber cores.
 //
-// Each slot carries the call's sequence number, the hash of its signature
-// and the message's size, so a receiver tells a message of another call, or
-// of another size, from the one it expects, and names the sender.
+// How large a message the queues take, and how many slots a queue has,
+// depend on the node. With a core per rank, messages of at most 4 KiB and 4
+// slots: above that MPI's single-copy path is faster. Where the node's ranks
+// outnumber its cores, every hand-over MPI makes (its rendezvous, a probe)
+// waits for the peer to get a core, and the queues win further: messages of
+// at most 16 KiB where larger ones go by single copy (below), else 32 KiB
+// (above that, their second copy costs more than MPI's hand-overs), and up
+// to 16 slots (1 MiB of queues per rank at most), so that a message streams
+// through without waiting for each fragment to be taken.
+// SPARCOLL_MPI_SHM_MAX_BYTES sets the limit.
+//
+// Larger messages between the ranks of a node go by single copy where the
+// kernel lets one process read another's memory (Cross Memory Attach,
+// process_vm_readv, as Open MPI's shared-memory btl does): the sender puts a
+// descriptor of its buffer in the queue, and the receiver reads the message
+// straight from the sender's memory into its own buffer, then marks the
+// descriptor taken, which completes the send. No MPI matching, no probe, and
+// the receive is as good as posted (the receiver looks at its queues on every
+// pass). A sender whose call fails revokes its descriptors before it returns
+// (a compare-and-swap on the descriptor's state, which the receiver also
+// makes after reading): a receiver that loses the race discards what it read,
+// so a buffer the caller frees or reuses is never delivered as data.
+// SPARCOLL_MPI_CMA=0 keeps such messages on MPI.
+//
+// Each fragment carries the call's sequence number, the hash of its
+// signature, the message's size and the fragment's offset, so a receiver
+// tells a message of another call, or of another size, from the one it
+// expects, and names the sender.
 //
 // The memory is POSIX shared memory (shm_open), one segment per rank holding
 // the queues into it, unlinked as soon as every rank of the node has mapped
@@ -31,14 +57,23 @@
 
 namespace sc {
 
-constexpr size_t kShmBytes = 4096;  // the largest message a queue carries
-constexpr uint64_t kShmSlots = 4;   // slots per queue
+constexpr size_t kShmBytes = 4096;  // a slot's bytes: the largest fragment
 
-// What a slot says of its message.
+// What a slot says of its fragment.
 struct ShmHeader {
-  uint64_t seq;    // the call's sequence number
-  uint32_t sig;    // the call's signature hash
-  uint32_t bytes;  // the message's size
+  uint64_t seq;     // the call's sequence number
+  uint32_t sig;     // the call's signature hash
+  uint32_t bytes;   // the whole message's size
+  uint32_t offset;  // where the fragment starts in it; kShmDescriptor: the slot holds a ShmDescriptor
+};
+constexpr uint32_t kShmDescriptor = UINT32_MAX;
+
+// A single-copy message: where it is in the sender's memory, and whether the
+// receiver has read it (kTaken) or the sender has withdrawn it (kRevoked).
+struct ShmDescriptor {
+  enum : uint32_t { kPosted = 1, kTaken = 2, kRevoked = 3 };
+  uint64_t addr;
+  std::atomic<uint32_t> state;
 };
 
 class ShmQueues {
@@ -54,14 +89,30 @@ class ShmQueues {
   // Whether messages to and from rank q (of comm) go through a queue: q is
   // another rank of this node.
   bool reaches(int q) const { return q >= 0 && size_t(q) < slotOf_.size() && slotOf_[size_t(q)] >= 0; }
+  // The largest message the queues take (the same on every rank of a node).
+  size_t maxBytes() const { return maxBytes_; }
+  // Whether larger messages go by single copy (the same on every rank).
+  bool singleCopy() const { return singleCopy_; }
 
-  // Sender side: copies the message into the queue to `to`; false when that
-  // queue is full (try again later).
-  bool trySend(int to, const ShmHeader& h, const void* data);
-  // Receiver side: the oldest message from `from` not yet taken, or null;
+  // Sender side: copies a fragment (at most kShmBytes, from data) into the
+  // queue to `to`; false when that queue is full (try again later).
+  bool trySend(int to, const ShmHeader& h, const void* data, size_t bytes);
+  // Receiver side: the oldest fragment from `from` not yet taken, or null;
   // its bytes follow the header. pop() frees it.
   const ShmHeader* peek(int from) const;
   void pop(int from);
+
+  // Single copy, sender side: puts a descriptor of buf in the queue to `to`
+  // (false when full); *index: its place in the queue. taken: whether the
+  // receiver has read it. revoke: withdraws it unless the receiver has read
+  // it already; afterwards the receiver never delivers it.
+  bool tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* index);
+  bool taken(int to, uint64_t index) const;
+  void revoke(int to, uint64_t index);
+  // Receiver side: reads the message a descriptor at the head of from's queue
+  // names into buf; 0, or the errno of the read. Then claims it: false when
+  // the sender revoked it (what was read is not the message).
+  int readFrom(int from, const ShmDescriptor* d, void* buf, size_t bytes) const;
 
   // Idle passes of a wait (nothing moved) before it yields the core: one
   // where ranks outnumber cores or MPI is told to yield when idle, else a
@@ -85,6 +136,11 @@ class ShmQueues {
   std::vector<int> slotOf_;      // per rank of comm: its index on this node, -1 elsewhere or itself
   std::vector<char*> segment_;   // per index on this node: that rank's segment, mapped here
   size_t segmentBytes_ = 0;
+  size_t queueBytes_ = 0;        // one queue: its counters and slots
+  uint64_t slots_ = 4;           // per queue
+  size_t maxBytes_ = kShmBytes;
+  bool singleCopy_ = false;
+  std::vector<int> pids_;        // per index on this node: that rank's process
   int mine_ = -1;                // this rank's index on the node
   uint64_t pass_ = 0;
   bool yieldWhenIdle_ = false;
@@ -93,7 +149,8 @@ class ShmQueues {
 };
 
 // A round's messages through the queues, in posted order. Messages between
-// a pair go in the order posted, as MPI's do.
+// a pair go in the order posted, as MPI's do, a message's fragments one
+// after another.
 class ShmRound {
  public:
   struct Msg {
@@ -101,15 +158,22 @@ class ShmRound {
     char* buf;
     size_t bytes;
     bool done;
+    size_t moved;         // bytes sent or received so far
+    bool posted = false;  // a single-copy send whose descriptor is in the queue, at index
+    uint64_t index = 0;
   };
-  // What progress() found wrong: a message of this call of another size, or
-  // a message of another call (a later one, or this call number with
-  // another signature), at the head of a receive's queue.
+  // What progress() found wrong: a message of this call of another size (or
+  // a fragment out of its place), or a message of another call (a later one,
+  // or this call number with another signature), at the head of a receive's
+  // queue.
+  // Single copy: the sender's memory could not be read (errno in err), or
+  // the sender revoked the message (its call failed).
   struct Problem {
-    enum Kind { None, Size, OtherCall } kind = None;
+    enum Kind { None, Size, OtherCall, Unreadable, Revoked } kind = None;
     const Msg* m = nullptr;
     uint64_t theirSeq = 0;
     uint32_t theirBytes = 0;
+    int err = 0;
   };
 
   ShmRound(ShmQueues* q, uint64_t seq, uint32_t sig, std::vector<Msg>& sends, std::vector<Msg>& recvs)
@@ -117,15 +181,23 @@ class ShmRound {
     sends_.clear();
     recvs_.clear();
   }
-  bool takes(int peer, size_t bytes) const { return q_ && bytes <= kShmBytes && q_->reaches(peer); }
-  void send(int peer, const void* buf, size_t bytes) { sends_.push_back({peer, static_cast<char*>(const_cast<void*>(buf)), bytes, false}); }
-  void recv(int peer, void* buf, size_t bytes) { recvs_.push_back({peer, static_cast<char*>(buf), bytes, false}); }
+  bool takes(int peer, size_t bytes) const {
+    return q_ && (bytes <= q_->maxBytes() || (q_->singleCopy() && bytes < kShmDescriptor)) && q_->reaches(peer);
+  }
+  void send(int peer, const void* buf, size_t bytes) {
+    sends_.push_back({peer, static_cast<char*>(const_cast<void*>(buf)), bytes, false, 0});
+  }
+  void recv(int peer, void* buf, size_t bytes) { recvs_.push_back({peer, static_cast<char*>(buf), bytes, false, 0}); }
 
-  // Moves what it can: sends into free slots, receives out of their queues
-  // (a queue's leftovers of earlier calls, from a mismatched call, dropped).
+  // Moves what it can: sends' fragments into free slots, receives' out of
+  // their queues (a queue's leftovers of earlier calls, from a mismatched
+  // call, dropped).
   // Sets *moved when anything moved; stops at the first problem.
   Problem progress(bool* moved);
   bool done() const { return finished_ == sends_.size() + recvs_.size(); }
+  // The error path: withdraws every single-copy send not yet read, so that
+  // the caller may free its buffers once the round is gone.
+  void revoke();
   // Whether this call's message from peer waits in its queue while no
   // receive of this round takes it there (the peer sent a small message
   // where this rank expects a large one): its size, or -1.
