@@ -43,7 +43,7 @@ void parallelEdges(scComm_t comm, int rank, int P, int copies, const std::vector
 
 int worldOr(int P) { return sctest::mode() == sctest::Mode::Mpi ? sctest::mpiWorldSize() : P; }
 
-// 9 messages to each peer in one round, against queues of 4 to 16 slots:
+// 9 messages to each peer in one round, against queues of 4 slots:
 // senders wait for room while their receivers take messages, in order.
 // Blocks of 1 float, 1023 and 1024 floats (4 KiB: one slot, and the queues'
 // largest with a core per rank), 1025 (two fragments, or MPI), 8192 (32 KiB:
@@ -103,8 +103,8 @@ TEST(ShmQueues, SenderThatGivesUpWithdrawsItsMessage) {
 }
 
 // SPARCOLL_MPI_SHM_MAX_BYTES raises the limit on every node shape: messages
-// of up to 256 KiB stream through the queues in 64 fragments, more than a
-// queue has slots, with a short last fragment (65535 floats), 3 messages to
+// of up to 256 KiB stream through the queues in 64 fragments, 16 times what
+// a queue holds, with a short last fragment (65535 floats), 3 messages to
 // each peer in a round.
 TEST(ShmQueues, LargeMessagesStreamInFragments) {
   sctest::ScopedEnv max("SPARCOLL_MPI_SHM_MAX_BYTES", "256K");

@@ -143,22 +143,21 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
              "(K and M: 1024 and 1048576 bytes)");
   if (!on) return nullptr;
 
-  // The queues' shape, the same on every rank of the node (the smallest
-  // any rank asks for). A core per rank: messages of at most 4 KiB, 4 slots.
-  // More ranks than cores: up to 16 slots (1 MiB of queues per rank at most),
-  // and messages of at most 16 KiB where larger ones go by single copy, else
+  // The largest message through the queues, the same on every rank of the
+  // node (the smallest any rank asks for). A core per rank: 4 KiB. More
+  // ranks than cores: 16 KiB where larger messages go by single copy, else
   // 32 KiB (measured: the queues' second copy costs more than single copy
-  // from 32 KiB, and more than MPI's hand-overs from 64 KiB).
+  // from 32 KiB, and more than MPI's hand-overs from 64 KiB). Either way 4
+  // slots per queue: more slots let a fragmented message stream, but cost
+  // small messages more than that gains, their slots falling out of cache.
   const bool full = crowded(nodeSize);
   auto limit = [&](long crowdedBytes) { return int(maxSet >= 0 ? maxSet : full ? crowdedBytes : long(kShmBytes)); };
-  int shape[3] = {limit(16384), limit(32768),
-                  full ? int(std::clamp<size_t>((size_t(1) << 20) / (size_t(nodeSize - 1) * Queue::kSlotBytes), 4, 16))
-                       : 4};
-  mpiCheck(MPI_Allreduce(MPI_IN_PLACE, shape, 3, MPI_INT, MPI_MIN, node), "MPI_Allreduce");
+  int limits[2] = {limit(16384), limit(32768)};
+  mpiCheck(MPI_Allreduce(MPI_IN_PLACE, limits, 2, MPI_INT, MPI_MIN, node), "MPI_Allreduce");
   std::unique_ptr<ShmQueues> q(new ShmQueues);
   q->mine_ = index;
   q->yieldWhenIdle_ = yieldWhenIdle(nodeSize);
-  q->slots_ = uint64_t(shape[2]);
+  q->slots_ = kShmSlots;
   q->queueBytes_ = Queue::bytes(q->slots_);
   q->segmentBytes_ = size_t(nodeSize) * q->queueBytes_;
   q->segment_.assign(size_t(nodeSize), nullptr);
@@ -205,7 +204,7 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   // Single copy where every rank wants it and every rank can read its neighbour.
   const bool reads = readsNeighbour(node, index, nodeSize, &q->pids_);
   q->singleCopy_ = allOf(comm, cma == 1 && reads);
-  q->maxBytes_ = size_t(shape[q->singleCopy_ ? 0 : 1]);
+  q->maxBytes_ = size_t(limits[q->singleCopy_ ? 0 : 1]);
   return q;
 }
 

@@ -10,16 +10,13 @@
 // btl) costs several times that for small messages, and more again when
 // ranks outnumber cores.
 //
-// How large a message the queues take, and how many slots a queue has,
-// depend on the node. With a core per rank, messages of at most 4 KiB and 4
-// slots: above that MPI's single-copy path is faster. Where the node's ranks
-// outnumber its cores, every hand-over MPI makes (its rendezvous, a probe)
-// waits for the peer to get a core, and the queues win further: messages of
-// at most 16 KiB where larger ones go by single copy (below), else 32 KiB
-// (above that, their second copy costs more than MPI's hand-overs), and up
-// to 16 slots (1 MiB of queues per rank at most), so that a message streams
-// through without waiting for each fragment to be taken.
-// SPARCOLL_MPI_SHM_MAX_BYTES sets the limit.
+// How large a message the queues take depends on the node. With a core per
+// rank, at most 4 KiB: above that single copy (below) or MPI's single-copy
+// path is faster. Where the node's ranks outnumber its cores, every
+// hand-over through MPI (its rendezvous, a probe) waits for the peer to get
+// a core, and the queues win further: at most 16 KiB where larger messages
+// go by single copy, else 32 KiB (above that, their second copy costs more
+// than MPI's hand-overs). SPARCOLL_MPI_SHM_MAX_BYTES sets the limit.
 //
 // Larger messages between the ranks of a node go by single copy where the
 // kernel lets one process read another's memory (Cross Memory Attach,
@@ -58,6 +55,7 @@
 namespace sc {
 
 constexpr size_t kShmBytes = 4096;  // a slot's bytes: the largest fragment
+constexpr uint64_t kShmSlots = 4;   // slots per queue
 
 // What a slot says of its fragment.
 struct ShmHeader {
@@ -137,7 +135,7 @@ class ShmQueues {
   std::vector<char*> segment_;   // per index on this node: that rank's segment, mapped here
   size_t segmentBytes_ = 0;
   size_t queueBytes_ = 0;        // one queue: its counters and slots
-  uint64_t slots_ = 4;           // per queue
+  uint64_t slots_ = kShmSlots;   // per queue
   size_t maxBytes_ = kShmBytes;
   bool singleCopy_ = false;
   std::vector<int> pids_;        // per index on this node: that rank's process
