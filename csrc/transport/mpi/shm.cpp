@@ -21,16 +21,18 @@ namespace sc {
 
 // One queue: the counters on cache lines of their own (the sender writes
 // tail, the receiver head), then the slots. Counters only grow; fragment n
-// is in slot n % count.
+// is in slot n % kShmSlots.
 struct ShmQueues::Queue {
   alignas(64) std::atomic<uint64_t> tail;  // fragments published
   alignas(64) std::atomic<uint64_t> head;  // fragments taken
   alignas(64) char slots[1];
   static constexpr size_t kSlotBytes = 64 + kShmBytes;  // header, padded to a cache line, then the fragment
-  static size_t bytes(uint64_t count) { return 192 + count * kSlotBytes; }
-  char* slot(uint64_t n, uint64_t count) { return slots + (n % count) * kSlotBytes; }
+  static constexpr size_t bytes() { return 192 + kShmSlots * kSlotBytes; }
+  // A constant count: the modulo is a mask, not a division per message.
+  char* slot(uint64_t n) { return slots + (n % kShmSlots) * kSlotBytes; }
 };
 static_assert(sizeof(ShmHeader) <= 64, "a slot's header fits its cache line");
+static_assert((kShmSlots & (kShmSlots - 1)) == 0, "a power of two: slot() masks");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "queues need lock-free 64-bit atomics across processes");
 
 namespace {
@@ -157,8 +159,7 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   std::unique_ptr<ShmQueues> q(new ShmQueues);
   q->mine_ = index;
   q->yieldWhenIdle_ = yieldWhenIdle(nodeSize);
-  q->slots_ = kShmSlots;
-  q->queueBytes_ = Queue::bytes(q->slots_);
+  q->queueBytes_ = Queue::bytes();
   q->segmentBytes_ = size_t(nodeSize) * q->queueBytes_;
   q->segment_.assign(size_t(nodeSize), nullptr);
   // Each node rank's index, known to all: the node's ranks in comm's numbering.
@@ -220,8 +221,8 @@ ShmQueues::Queue* ShmQueues::queueInto(int receiver, int sender) const {
 bool ShmQueues::trySend(int to, const ShmHeader& h, const void* data, size_t bytes) {
   Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
   const uint64_t t = qu->tail.load(std::memory_order_relaxed);  // only this rank writes it
-  if (t - qu->head.load(std::memory_order_acquire) >= slots_) return false;
-  char* s = qu->slot(t, slots_);
+  if (t - qu->head.load(std::memory_order_acquire) >= kShmSlots) return false;
+  char* s = qu->slot(t);
   std::memcpy(s, &h, sizeof h);
   if (bytes) std::memcpy(s + 64, data, bytes);
   qu->tail.store(t + 1, std::memory_order_release);
@@ -232,14 +233,14 @@ const ShmHeader* ShmQueues::peek(int from) const {
   Queue* qu = queueInto(mine_, slotOf_[size_t(from)]);
   const uint64_t h = qu->head.load(std::memory_order_relaxed);  // only this rank writes it
   if (qu->tail.load(std::memory_order_acquire) == h) return nullptr;
-  return reinterpret_cast<const ShmHeader*>(qu->slot(h, slots_));
+  return reinterpret_cast<const ShmHeader*>(qu->slot(h));
 }
 
 bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* index) {
   Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
   const uint64_t t = qu->tail.load(std::memory_order_relaxed);
-  if (t - qu->head.load(std::memory_order_acquire) >= slots_) return false;
-  char* s = qu->slot(t, slots_);
+  if (t - qu->head.load(std::memory_order_acquire) >= kShmSlots) return false;
+  char* s = qu->slot(t);
   std::memcpy(s, &h, sizeof h);
   auto* d = reinterpret_cast<ShmDescriptor*>(s + 64);
   d->addr = uint64_t(reinterpret_cast<uintptr_t>(buf));
@@ -256,14 +257,14 @@ bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* i
 bool ShmQueues::taken(int to, uint64_t index) const {
   Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
   if (qu->head.load(std::memory_order_acquire) > index) return true;
-  const auto* d = reinterpret_cast<const ShmDescriptor*>(qu->slot(index, slots_) + 64);
+  const auto* d = reinterpret_cast<const ShmDescriptor*>(qu->slot(index) + 64);
   return d->state.load(std::memory_order_acquire) == ShmDescriptor::kTaken;
 }
 
 void ShmQueues::revoke(int to, uint64_t index) {
   Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
   if (qu->head.load(std::memory_order_acquire) > index) return;
-  auto* d = reinterpret_cast<ShmDescriptor*>(qu->slot(index, slots_) + 64);
+  auto* d = reinterpret_cast<ShmDescriptor*>(qu->slot(index) + 64);
   uint32_t posted = ShmDescriptor::kPosted;
   d->state.compare_exchange_strong(posted, ShmDescriptor::kRevoked, std::memory_order_acq_rel);
 }

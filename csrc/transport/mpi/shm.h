@@ -135,7 +135,6 @@ class ShmQueues {
   std::vector<char*> segment_;   // per index on this node: that rank's segment, mapped here
   size_t segmentBytes_ = 0;
   size_t queueBytes_ = 0;        // one queue: its counters and slots
-  uint64_t slots_ = kShmSlots;   // per queue
   size_t maxBytes_ = kShmBytes;
   bool singleCopy_ = false;
   std::vector<int> pids_;        // per index on this node: that rank's process
