@@ -218,14 +218,26 @@ ShmQueues::Queue* ShmQueues::queueInto(int receiver, int sender) const {
   return reinterpret_cast<Queue*>(segment_[size_t(receiver)] + size_t(sender) * queueBytes_);
 }
 
-bool ShmQueues::trySend(int to, const ShmHeader& h, const void* data, size_t bytes) {
+char* ShmQueues::freeSlot(int to, const ShmHeader& h, uint64_t* tail) {
   Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
   const uint64_t t = qu->tail.load(std::memory_order_relaxed);  // only this rank writes it
-  if (t - qu->head.load(std::memory_order_acquire) >= kShmSlots) return false;
+  if (t - qu->head.load(std::memory_order_acquire) >= kShmSlots) return nullptr;
   char* s = qu->slot(t);
   std::memcpy(s, &h, sizeof h);
+  *tail = t;
+  return s;
+}
+
+void ShmQueues::publish(int to, uint64_t tail) {
+  queueInto(slotOf_[size_t(to)], mine_)->tail.store(tail + 1, std::memory_order_release);
+}
+
+bool ShmQueues::trySend(int to, const ShmHeader& h, const void* data, size_t bytes) {
+  uint64_t t;
+  char* s = freeSlot(to, h, &t);
+  if (!s) return false;
   if (bytes) std::memcpy(s + 64, data, bytes);
-  qu->tail.store(t + 1, std::memory_order_release);
+  publish(to, t);
   return true;
 }
 
@@ -237,16 +249,12 @@ const ShmHeader* ShmQueues::peek(int from) const {
 }
 
 bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* index) {
-  Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
-  const uint64_t t = qu->tail.load(std::memory_order_relaxed);
-  if (t - qu->head.load(std::memory_order_acquire) >= kShmSlots) return false;
-  char* s = qu->slot(t);
-  std::memcpy(s, &h, sizeof h);
+  char* s = freeSlot(to, h, index);
+  if (!s) return false;
   auto* d = reinterpret_cast<ShmDescriptor*>(s + 64);
   d->addr = uint64_t(reinterpret_cast<uintptr_t>(buf));
   d->state.store(ShmDescriptor::kPosted, std::memory_order_relaxed);  // published by the tail's release
-  qu->tail.store(t + 1, std::memory_order_release);
-  *index = t;
+  publish(to, *index);
   return true;
 }
 
@@ -254,19 +262,21 @@ bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* i
 // this rank reuses the slot, after that: once head has passed index the
 // receiver took it (it pops only after claiming), before that the slot is
 // still the descriptor.
-bool ShmQueues::taken(int to, uint64_t index) const {
+ShmDescriptor* ShmQueues::unpopped(int to, uint64_t index) const {
   Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
-  if (qu->head.load(std::memory_order_acquire) > index) return true;
-  const auto* d = reinterpret_cast<const ShmDescriptor*>(qu->slot(index) + 64);
-  return d->state.load(std::memory_order_acquire) == ShmDescriptor::kTaken;
+  if (qu->head.load(std::memory_order_acquire) > index) return nullptr;
+  return reinterpret_cast<ShmDescriptor*>(qu->slot(index) + 64);
+}
+
+bool ShmQueues::taken(int to, uint64_t index) const {
+  const ShmDescriptor* d = unpopped(to, index);
+  return !d || d->state.load(std::memory_order_acquire) == ShmDescriptor::kTaken;
 }
 
 void ShmQueues::revoke(int to, uint64_t index) {
-  Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
-  if (qu->head.load(std::memory_order_acquire) > index) return;
-  auto* d = reinterpret_cast<ShmDescriptor*>(qu->slot(index) + 64);
   uint32_t posted = ShmDescriptor::kPosted;
-  d->state.compare_exchange_strong(posted, ShmDescriptor::kRevoked, std::memory_order_acq_rel);
+  if (ShmDescriptor* d = unpopped(to, index))
+    d->state.compare_exchange_strong(posted, ShmDescriptor::kRevoked, std::memory_order_acq_rel);
 }
 
 int ShmQueues::readFrom(int from, const ShmDescriptor* d, void* buf, size_t bytes) const {

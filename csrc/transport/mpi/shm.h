@@ -108,8 +108,8 @@ class ShmQueues {
   bool taken(int to, uint64_t index) const;
   void revoke(int to, uint64_t index);
   // Receiver side: reads the message a descriptor at the head of from's queue
-  // names into buf; 0, or the errno of the read. Then claims it: false when
-  // the sender revoked it (what was read is not the message).
+  // names into buf; 0, or the errno of the read. The caller then claims the
+  // descriptor (what it read is the message only if the claim succeeds).
   int readFrom(int from, const ShmDescriptor* d, void* buf, size_t bytes) const;
 
   // Idle passes of a wait (nothing moved) before it yields the core: one
@@ -130,6 +130,12 @@ class ShmQueues {
   }
   uint64_t nextPass() { return ++pass_; }
   Queue* queueInto(int receiver, int sender) const;
+  // Sender side: the next slot of the queue to `to` with h copied in (its
+  // place in *tail), or null when the queue is full; publish() hands it over.
+  char* freeSlot(int to, const ShmHeader& h, uint64_t* tail);
+  void publish(int to, uint64_t tail);
+  // A single-copy send's descriptor, or null once the receiver popped it.
+  ShmDescriptor* unpopped(int to, uint64_t index) const;
 
   std::vector<int> slotOf_;      // per rank of comm: its index on this node, -1 elsewhere or itself
   std::vector<char*> segment_;   // per index on this node: that rank's segment, mapped here
