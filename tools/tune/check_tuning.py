@@ -4,6 +4,7 @@
 the types, finite numbers where numbers belong, and the run's facts.
 
     check_tuning.py FILE --ranks P --transport local [--raw POINTS.jsonl]
+                    [--step-bands] [--min-bands N]
 
 Exit status 0 when the file is well formed, 1 with one line per problem.
 """
@@ -54,7 +55,7 @@ def check(doc, args):
     for i, m in enumerate(models):
         w = f"models[{i}]"
         keys = {"transport", "memory", "level", "alpha", "beta", "gamma", "beta_shared", "fit"}
-        need(set(m) in (keys, keys | {"bytes", "measured"}), f"{w}: keys {sorted(m)}")
+        need(set(m) in (keys, keys | {"bytes"}, keys | {"bytes", "measured"}), f"{w}: keys {sorted(m)}")
         need(m.get("transport") == args.transport and m.get("memory") == src.get("memory"), f"{w}: transport/memory")
         need(m.get("level") in ("intra", "inter"), f"{w}: level")
         b = m.get("bytes")
@@ -95,6 +96,8 @@ def check(doc, args):
         ok = ok and bands[0][0] == 0 and bands[-1][1] == 2**64 - 1
         ok = ok and all(bands[i + 1][0] == bands[i][1] + 1 for i in range(len(bands) - 1))
         need(ok, f"{level}: bands {bands} do not tile 0 .. 2^64 - 1 in order")
+    for level, bands in levels.items():
+        need(len(bands) >= args.min_bands, f"{level}: {len(bands)} band(s), expected at least {args.min_bands}")
     for i, r in enumerate(doc.get("rules", [])):
         w = f"rules[{i}]"
         coll = r.get("collective")
@@ -142,6 +145,8 @@ def main():
     ap.add_argument("--raw")
     ap.add_argument("--step-bands", action="store_true",
                     help="the file was written with --step-bands: no band names its measured sizes")
+    ap.add_argument("--min-bands", type=int, default=1,
+                    help="each level has at least this many entries (bands)")
     args = ap.parse_args()
     with open(args.file) as f:
         doc = json.load(f)
