@@ -16,13 +16,14 @@
 // Y[q,i] = a_q[r0+i] (the transpose of a rows x K matrix with ld lda).
 // cublasSgemm_64 / cublasDgemm_64 for float32 / float64, cublasGemmEx_64 with
 // float32 compute for 16-bit inputs. Handles are cached per thread and device.
-#include <cublas_v2.h>
+// cuBLAS is loaded when the first of them is made (core/cuda/cublas.h).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <map>
 
 #include "dsop/kernels.h"
+#include "core/cuda/cublas.h"
 #include "dsop/tile_math.h"
 #include "dsop_device.cuh"
 
@@ -83,7 +84,7 @@ __global__ void __launch_bounds__(kThreads) rectKernel(const In* __restrict__ A,
 }
 
 void blasCheck(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) SC_THROW(scCudaError, what, " failed: ", cublasGetStatusString(s));
+  if (s != CUBLAS_STATUS_SUCCESS) SC_THROW(scCudaError, what, " failed: ", blas::cublas().statusString(s));
 }
 
 // One cuBLAS handle per (thread, device): a handle must not be used by two
@@ -94,7 +95,7 @@ cublasHandle_t handleFor(int device) {
     ~Cache() {
       for (auto& [d, handle] : h) {
         cudaSetDevice(d);
-        cublasDestroy(handle);
+        blas::cublas().destroy(handle);
       }
     }
   };
@@ -102,7 +103,7 @@ cublasHandle_t handleFor(int device) {
   auto it = cache.h.find(device);
   if (it != cache.h.end()) return it->second;
   cublasHandle_t h = nullptr;
-  blasCheck(cublasCreate(&h), "cublasCreate");
+  blasCheck(blas::cublas().create(&h), "cublasCreate");
   cache.h[device] = h;
   return h;
 }
@@ -122,7 +123,8 @@ void launchCustom(const Pairs& p, const Rect& r, void* dst, size_t ldd, bool acc
 void launchBlas(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate,
                 cudaStream_t s, int device) {
   cublasHandle_t h = handleFor(device);
-  blasCheck(cublasSetStream(h, s), "cublasSetStream");
+  const blas::Cublas& lib = blas::cublas();
+  blasCheck(lib.setStream(h, s), "cublasSetStream");
   const size_t esz = dtypeSize(in);
   const void* X = static_cast<const char*>(p.b) + r.c0 * esz;
   const void* Y = static_cast<const char*>(p.a) + r.r0 * esz;
@@ -131,18 +133,18 @@ void launchBlas(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_
   const int64_t M = int64_t(r.cols), N = int64_t(r.rows), K = int64_t(p.K), ldc = int64_t(ldd);
   if (in == scFloat64) {
     const double one = 1, beta = accumulate ? 1 : 0;
-    blasCheck(cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, static_cast<const double*>(X), ldx,
+    blasCheck(lib.dgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, static_cast<const double*>(X), ldx,
                              static_cast<const double*>(Y), ldy, &beta, static_cast<double*>(dst), ldc),
               "cublasDgemm_64");
   } else if (in == scFloat32) {
     const float one = 1, beta = accumulate ? 1 : 0;
-    blasCheck(cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, static_cast<const float*>(X), ldx,
+    blasCheck(lib.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, static_cast<const float*>(X), ldx,
                              static_cast<const float*>(Y), ldy, &beta, static_cast<float*>(dst), ldc),
               "cublasSgemm_64");
   } else {
     const cudaDataType t = in == scFloat16 ? CUDA_R_16F : CUDA_R_16BF;
     const float one = 1, beta = accumulate ? 1 : 0;
-    blasCheck(cublasGemmEx_64(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, X, t, ldx, Y, t, ldy, &beta, dst,
+    blasCheck(lib.gemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, X, t, ldx, Y, t, ldy, &beta, dst,
                               CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
               "cublasGemmEx_64");
   }

@@ -24,8 +24,9 @@ except ImportError:  # a source tree without the CMake install: the build is unk
 def _preload_torch():
     """Imports torch before the extension loads libsparcoll.so, in CUDA builds.
 
-    Why: libsparcoll.so of a CUDA build links the toolkit's libcudart.so.13,
-    libcublas.so.13 and (with NCCL) libnccl.so.2. PyTorch's pip wheels bring
+    Why: libsparcoll.so of a CUDA build links the toolkit's libcudart.so.13 and
+    (with NCCL) libnccl.so.2, and opens libcublas.so.13 by name on DSOP's first
+    cuBLAS GEMM. PyTorch's pip wheels bring
     their own, usually newer, copies under the same SONAMEs (nvidia-*-cu13), and
     the dynamic linker loads a SONAME once per process: the first one loaded wins.
     - torch, then sparcoll: libsparcoll binds to torch's copies, which are

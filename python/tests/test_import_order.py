@@ -1,8 +1,8 @@
 """Import order of sparcoll and torch, of sparcoll's own submodules, and
 sparcoll.build_info.
 
-A CUDA build's libsparcoll.so links libcudart/libcublas/libnccl under the same
-SONAMEs as torch's own (newer) copies; whichever is loaded first wins, and torch
+A CUDA build's libsparcoll.so links libcudart/libnccl (and opens libcublas on
+first use) under the same SONAMEs as torch's own (newer) copies; whichever is loaded first wins, and torch
 fails to import after the toolkit's older libnccl.so.2 ("undefined symbol:
 ncclCommResume"). sparcoll/__init__.py therefore imports torch first in CUDA
 builds. Each order runs in a fresh interpreter: in this process torch is
