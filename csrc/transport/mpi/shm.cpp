@@ -19,19 +19,30 @@
 
 namespace sc {
 
-// One queue: the counters on cache lines of their own (the sender writes
-// tail, the receiver head), then the slots. Counters only grow; fragment n
-// is in slot n % kShmSlots.
+// A queue: the receiver's count of fragments taken, then the slots. A slot is
+// a stamp, the fragment's header and its bytes, the header in the stamp's
+// cache line and the bytes right after it (a message of up to 32 bytes is
+// one line); fragment n is in slot n % kShmSlots. Its stamp, n + 1, is
+// what publishes a slot: the receiver polls the slot it expects, not a
+// counter of the sender's, and the sender reads the receiver's count only
+// when its last look says the queue is full. A small message thus hands over
+// one or two cache lines instead of four (a counter each way, header, bytes),
+// which is what a message costs where ranks outnumber cores and every
+// hand-over is a miss.
 struct ShmQueues::Queue {
-  alignas(64) std::atomic<uint64_t> tail;  // fragments published
-  alignas(64) std::atomic<uint64_t> head;  // fragments taken
+  alignas(64) std::atomic<uint64_t> head;  // fragments taken (written by the receiver)
   alignas(64) char slots[1];
-  static constexpr size_t kSlotBytes = 64 + kShmBytes;  // header, padded to a cache line, then the fragment
-  static constexpr size_t bytes() { return 192 + kShmSlots * kSlotBytes; }
+  static constexpr size_t kData = 8 + sizeof(ShmHeader);  // stamp, header, then the fragment
+  static constexpr size_t kSlotBytes = 64 + kShmBytes;    // a whole number of cache lines
+  static constexpr size_t bytes() { return 64 + kShmSlots * kSlotBytes; }
   // A constant count: the modulo is a mask, not a division per message.
   char* slot(uint64_t n) { return slots + (n % kShmSlots) * kSlotBytes; }
+  static std::atomic<uint64_t>& stamp(char* slot) { return *reinterpret_cast<std::atomic<uint64_t>*>(slot); }
+  static ShmHeader* header(char* slot) { return reinterpret_cast<ShmHeader*>(slot + 8); }
+  static_assert(kData + kShmBytes <= kSlotBytes, "a fragment fits its slot");
+  static_assert(kData + sizeof(ShmDescriptor) <= 64, "a descriptor shares its header's line");
 };
-static_assert(sizeof(ShmHeader) <= 64, "a slot's header fits its cache line");
+static_assert(sizeof(ShmHeader) == 24 && alignof(ShmHeader) == 8, "header then bytes: 8-byte aligned, one line");
 static_assert((kShmSlots & (kShmSlots - 1)) == 0, "a power of two: slot() masks");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "queues need lock-free 64-bit atomics across processes");
 
@@ -162,6 +173,9 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   q->queueBytes_ = Queue::bytes();
   q->segmentBytes_ = size_t(nodeSize) * q->queueBytes_;
   q->segment_.assign(size_t(nodeSize), nullptr);
+  q->sent_.assign(size_t(nodeSize), 0);
+  q->headSeen_.assign(size_t(nodeSize), 0);
+  q->taken_.assign(size_t(nodeSize), 0);
   // Each node rank's index, known to all: the node's ranks in comm's numbering.
   const std::vector<int> inComm = ranksIn(node, comm);
   q->slotOf_.assign(size_t(size), -1);
@@ -219,41 +233,51 @@ ShmQueues::Queue* ShmQueues::queueInto(int receiver, int sender) const {
 }
 
 char* ShmQueues::freeSlot(int to, const ShmHeader& h, uint64_t* tail) {
-  Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
-  const uint64_t t = qu->tail.load(std::memory_order_relaxed);  // only this rank writes it
-  if (t - qu->head.load(std::memory_order_acquire) >= kShmSlots) return nullptr;
-  char* s = qu->slot(t);
-  std::memcpy(s, &h, sizeof h);
+  const size_t i = size_t(slotOf_[size_t(to)]);
+  const uint64_t t = sent_[i];
+  if (t - headSeen_[i] >= kShmSlots) {  // full when last looked: look again
+    headSeen_[i] = queueInto(int(i), mine_)->head.load(std::memory_order_acquire);
+    if (t - headSeen_[i] >= kShmSlots) return nullptr;
+  }
+  char* s = queueInto(int(i), mine_)->slot(t);
+  std::memcpy(Queue::header(s), &h, sizeof h);
   *tail = t;
   return s;
 }
 
 void ShmQueues::publish(int to, uint64_t tail) {
-  queueInto(slotOf_[size_t(to)], mine_)->tail.store(tail + 1, std::memory_order_release);
+  const size_t i = size_t(slotOf_[size_t(to)]);
+  Queue::stamp(queueInto(int(i), mine_)->slot(tail)).store(tail + 1, std::memory_order_release);
+  sent_[i] = tail + 1;
 }
 
 bool ShmQueues::trySend(int to, const ShmHeader& h, const void* data, size_t bytes) {
   uint64_t t;
   char* s = freeSlot(to, h, &t);
   if (!s) return false;
-  if (bytes) std::memcpy(s + 64, data, bytes);
+  if (bytes) std::memcpy(s + Queue::kData, data, bytes);
   publish(to, t);
   return true;
 }
 
 const ShmHeader* ShmQueues::peek(int from) const {
-  Queue* qu = queueInto(mine_, slotOf_[size_t(from)]);
-  const uint64_t h = qu->head.load(std::memory_order_relaxed);  // only this rank writes it
-  if (qu->tail.load(std::memory_order_acquire) == h) return nullptr;
-  return reinterpret_cast<const ShmHeader*>(qu->slot(h));
+  const size_t i = size_t(slotOf_[size_t(from)]);
+  const uint64_t h = taken_[i];
+  char* s = queueInto(mine_, int(i))->slot(h);
+  if (Queue::stamp(s).load(std::memory_order_acquire) != h + 1) return nullptr;
+  return Queue::header(s);
+}
+
+const char* ShmQueues::payload(const ShmHeader* h) {
+  return reinterpret_cast<const char*>(h) + sizeof(ShmHeader);
 }
 
 bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* index) {
   char* s = freeSlot(to, h, index);
   if (!s) return false;
-  auto* d = reinterpret_cast<ShmDescriptor*>(s + 64);
+  auto* d = reinterpret_cast<ShmDescriptor*>(s + Queue::kData);
   d->addr = uint64_t(reinterpret_cast<uintptr_t>(buf));
-  d->state.store(ShmDescriptor::kPosted, std::memory_order_relaxed);  // published by the tail's release
+  d->state.store(ShmDescriptor::kPosted, std::memory_order_relaxed);  // published by the stamp's release
   publish(to, *index);
   return true;
 }
@@ -265,7 +289,7 @@ bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* i
 ShmDescriptor* ShmQueues::unpopped(int to, uint64_t index) const {
   Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
   if (qu->head.load(std::memory_order_acquire) > index) return nullptr;
-  return reinterpret_cast<ShmDescriptor*>(qu->slot(index) + 64);
+  return reinterpret_cast<ShmDescriptor*>(qu->slot(index) + Queue::kData);
 }
 
 bool ShmQueues::taken(int to, uint64_t index) const {
@@ -294,8 +318,8 @@ int ShmQueues::readFrom(int from, const ShmDescriptor* d, void* buf, size_t byte
 }
 
 void ShmQueues::pop(int from) {
-  Queue* qu = queueInto(mine_, slotOf_[size_t(from)]);
-  qu->head.store(qu->head.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  const size_t i = size_t(slotOf_[size_t(from)]);
+  queueInto(mine_, int(i))->head.store(++taken_[i], std::memory_order_release);
 }
 
 ShmRound::Problem ShmRound::progress(bool* moved) {
@@ -349,7 +373,7 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
       if (h->seq != seq_ || h->sig != sig_) return {Problem::OtherCall, &m, h->seq, h->bytes};
       if (h->offset == kShmDescriptor) {
         if (h->bytes != m.bytes || m.moved) return {Problem::Size, &m, h->seq, h->bytes};
-        auto* d = reinterpret_cast<ShmDescriptor*>(const_cast<char*>(reinterpret_cast<const char*>(h)) + 64);
+        auto* d = reinterpret_cast<ShmDescriptor*>(const_cast<char*>(ShmQueues::payload(h)));
         auto revoked = [&] { return d->state.load(std::memory_order_acquire) == ShmDescriptor::kRevoked; };
         if (revoked()) return {Problem::Revoked, &m, h->seq, h->bytes};
         // A read that fails on a revoked descriptor found the buffer gone.
@@ -370,7 +394,7 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
       }
       if (h->bytes != m.bytes || h->offset != m.moved) return {Problem::Size, &m, h->seq, h->bytes};
       const size_t n = std::min(kShmBytes, m.bytes - m.moved);
-      if (n) std::memcpy(m.buf + m.moved, reinterpret_cast<const char*>(h) + 64, n);
+      if (n) std::memcpy(m.buf + m.moved, ShmQueues::payload(h), n);
       q_->pop(m.peer);
       m.moved += n;
       *moved = true;

@@ -96,9 +96,10 @@ class ShmQueues {
   // queue to `to`; false when that queue is full (try again later).
   bool trySend(int to, const ShmHeader& h, const void* data, size_t bytes);
   // Receiver side: the oldest fragment from `from` not yet taken, or null;
-  // its bytes follow the header. pop() frees it.
+  // its bytes (or descriptor) at payload(h). pop() frees it.
   const ShmHeader* peek(int from) const;
   void pop(int from);
+  static const char* payload(const ShmHeader* h);
 
   // Single copy, sender side: puts a descriptor of buf in the queue to `to`
   // (false when full); *index: its place in the queue. taken: whether the
@@ -144,6 +145,10 @@ class ShmQueues {
   size_t maxBytes_ = kShmBytes;
   bool singleCopy_ = false;
   std::vector<int> pids_;        // per index on this node: that rank's process
+  // Per index on this node, this rank's own counts (never shared): fragments
+  // sent into its queue, that queue's head when last read, fragments taken
+  // from its queue into this rank.
+  std::vector<uint64_t> sent_, headSeen_, taken_;
   int mine_ = -1;                // this rank's index on the node
   uint64_t pass_ = 0;
   bool yieldWhenIdle_ = false;
