@@ -45,13 +45,14 @@ int worldOr(int P) { return sctest::mode() == sctest::Mode::Mpi ? sctest::mpiWor
 
 // 9 messages to each peer in one round, against queues of 4 slots:
 // senders wait for room while their receivers take messages, in order.
-// Blocks of 1 float, 1023 and 1024 floats (4 KiB: one slot, and the queues'
+// Blocks of 1 float, 8 and 9 (32 bytes: all in the slot's line; 36: the
+// rest in its page), 1023 and 1024 floats (4 KiB: one slot, and the queues'
 // largest with a core per rank), 1025 (two fragments, or MPI), 8192 (32 KiB:
 // the largest where ranks outnumber cores) and 8193 (MPI).
 TEST(ShmQueues, MoreMessagesToOnePeerThanSlots) {
   const int P = worldOr(3);
   sctest::run(P, [&](scComm_t comm, int rank) {
-    parallelEdges(comm, rank, P, 9, {1, 1023, 1024, 1025, 8192, 8193});
+    parallelEdges(comm, rank, P, 9, {1, 8, 9, 1023, 1024, 1025, 8192, 8193});
   });
 }
 

@@ -19,30 +19,26 @@
 
 namespace sc {
 
-// A queue: the receiver's count of fragments taken, then the slots. A slot is
-// a stamp, the fragment's header and its bytes, the header in the stamp's
-// cache line and the bytes right after it (a message of up to 32 bytes is
-// one line); fragment n is in slot n % kShmSlots. Its stamp, n + 1, is
-// what publishes a slot: the receiver polls the slot it expects, not a
-// counter of the sender's, and the sender reads the receiver's count only
-// when its last look says the queue is full. A small message thus hands over
-// one or two cache lines instead of four (a counter each way, header, bytes),
-// which is what a message costs where ranks outnumber cores and every
-// hand-over is a miss.
-struct ShmQueues::Queue {
-  alignas(64) std::atomic<uint64_t> head;  // fragments taken (written by the receiver)
-  alignas(64) char slots[1];
-  static constexpr size_t kData = 8 + sizeof(ShmHeader);  // stamp, header, then the fragment
-  static constexpr size_t kSlotBytes = 64 + kShmBytes;    // a whole number of cache lines
-  static constexpr size_t bytes() { return 64 + kShmSlots * kSlotBytes; }
-  // A constant count: the modulo is a mask, not a division per message.
-  char* slot(uint64_t n) { return slots + (n % kShmSlots) * kSlotBytes; }
-  static std::atomic<uint64_t>& stamp(char* slot) { return *reinterpret_cast<std::atomic<uint64_t>*>(slot); }
-  static ShmHeader* header(char* slot) { return reinterpret_cast<ShmHeader*>(slot + 8); }
-  static_assert(kData + kShmBytes <= kSlotBytes, "a fragment fits its slot");
-  static_assert(kData + sizeof(ShmDescriptor) <= 64, "a descriptor shares its header's line");
-};
-static_assert(sizeof(ShmHeader) == 24 && alignof(ShmHeader) == 8, "header then bytes: 8-byte aligned, one line");
+// A receiver's segment, for a node of R ranks, holds the queues from every
+// other rank in three parts:
+//   1. per sender, its count of fragments taken (a cache line each, written
+//      by the receiver);
+//   2. per sender, kShmSlots slot lines: a stamp, the fragment's header and
+//      its first kShmInline bytes (or a single-copy descriptor);
+//   3. per sender and slot, a page for the rest of the fragment (its byte k
+//      at offset k).
+// Fragment n of a queue is in slot n % kShmSlots, and its stamp, n + 1, is
+// what publishes it: the receiver polls the line it expects, not a counter
+// of the sender's, and the sender reads the receiver's count only when its
+// last look said the queue was full. So a message of up to 32 bytes hands
+// over one cache line, where a counter each way, a header and the bytes
+// would be four; and every slot line into a rank lies in one page or two,
+// so a rank polling all its peers touches those pages, not a page per slot.
+// Where ranks outnumber cores every hand-over is a miss, and that is what a
+// small message costs.
+static_assert(sizeof(ShmHeader) == 24 && alignof(ShmHeader) == 8, "stamp, header and 32 bytes: one line");
+static_assert(8 + sizeof(ShmHeader) + kShmInline == kShmLine, "a slot line is a cache line");
+static_assert(sizeof(ShmDescriptor) <= kShmInline, "a descriptor fits its slot line");
 static_assert((kShmSlots & (kShmSlots - 1)) == 0, "a power of two: slot() masks");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "queues need lock-free 64-bit atomics across processes");
 
@@ -170,8 +166,10 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   std::unique_ptr<ShmQueues> q(new ShmQueues);
   q->mine_ = index;
   q->yieldWhenIdle_ = yieldWhenIdle(nodeSize);
-  q->queueBytes_ = Queue::bytes();
-  q->segmentBytes_ = size_t(nodeSize) * q->queueBytes_;
+  const size_t R = size_t(nodeSize), page = 4096;
+  q->linesAt_ = R * kShmLine;
+  q->bulkAt_ = (q->linesAt_ + R * kShmSlots * kShmLine + page - 1) / page * page;
+  q->segmentBytes_ = q->bulkAt_ + R * kShmSlots * kShmBytes;
   q->segment_.assign(size_t(nodeSize), nullptr);
   q->sent_.assign(size_t(nodeSize), 0);
   q->headSeen_.assign(size_t(nodeSize), 0);
@@ -228,54 +226,74 @@ ShmQueues::~ShmQueues() {
     if (s) munmap(s, segmentBytes_);
 }
 
-ShmQueues::Queue* ShmQueues::queueInto(int receiver, int sender) const {
-  return reinterpret_cast<Queue*>(segment_[size_t(receiver)] + size_t(sender) * queueBytes_);
+std::atomic<uint64_t>& ShmQueues::headOf(int receiver, int sender) const {
+  return *reinterpret_cast<std::atomic<uint64_t>*>(segment_[size_t(receiver)] + size_t(sender) * kShmLine);
+}
+
+char* ShmQueues::line(int receiver, int sender, uint64_t n) const {
+  // A constant slot count: the modulo is a mask, not a division per message.
+  return segment_[size_t(receiver)] + linesAt_ + (size_t(sender) * kShmSlots + n % kShmSlots) * kShmLine;
+}
+
+char* ShmQueues::bulk(int receiver, int sender, uint64_t n) const {
+  return segment_[size_t(receiver)] + bulkAt_ + (size_t(sender) * kShmSlots + n % kShmSlots) * kShmBytes;
 }
 
 char* ShmQueues::freeSlot(int to, const ShmHeader& h, uint64_t* tail) {
-  const size_t i = size_t(slotOf_[size_t(to)]);
-  const uint64_t t = sent_[i];
-  if (t - headSeen_[i] >= kShmSlots) {  // full when last looked: look again
-    headSeen_[i] = queueInto(int(i), mine_)->head.load(std::memory_order_acquire);
-    if (t - headSeen_[i] >= kShmSlots) return nullptr;
+  const int i = slotOf_[size_t(to)];
+  const uint64_t t = sent_[size_t(i)];
+  if (t - headSeen_[size_t(i)] >= kShmSlots) {  // full when last looked: look again
+    headSeen_[size_t(i)] = headOf(i, mine_).load(std::memory_order_acquire);
+    if (t - headSeen_[size_t(i)] >= kShmSlots) return nullptr;
   }
-  char* s = queueInto(int(i), mine_)->slot(t);
-  std::memcpy(Queue::header(s), &h, sizeof h);
+  char* l = line(i, mine_, t);
+  std::memcpy(l + 8, &h, sizeof h);
   *tail = t;
-  return s;
+  return l;
 }
 
 void ShmQueues::publish(int to, uint64_t tail) {
-  const size_t i = size_t(slotOf_[size_t(to)]);
-  Queue::stamp(queueInto(int(i), mine_)->slot(tail)).store(tail + 1, std::memory_order_release);
-  sent_[i] = tail + 1;
+  const int i = slotOf_[size_t(to)];
+  stampOf(line(i, mine_, tail)).store(tail + 1, std::memory_order_release);
+  sent_[size_t(i)] = tail + 1;
 }
 
 bool ShmQueues::trySend(int to, const ShmHeader& h, const void* data, size_t bytes) {
   uint64_t t;
-  char* s = freeSlot(to, h, &t);
-  if (!s) return false;
-  if (bytes) std::memcpy(s + Queue::kData, data, bytes);
+  char* l = freeSlot(to, h, &t);
+  if (!l) return false;
+  const size_t first = std::min(bytes, kShmInline);
+  if (first) std::memcpy(l + kShmLine - kShmInline, data, first);
+  if (bytes > first)
+    std::memcpy(bulk(slotOf_[size_t(to)], mine_, t) + first, static_cast<const char*>(data) + first, bytes - first);
   publish(to, t);
   return true;
 }
 
 const ShmHeader* ShmQueues::peek(int from) const {
-  const size_t i = size_t(slotOf_[size_t(from)]);
-  const uint64_t h = taken_[i];
-  char* s = queueInto(mine_, int(i))->slot(h);
-  if (Queue::stamp(s).load(std::memory_order_acquire) != h + 1) return nullptr;
-  return Queue::header(s);
+  const int i = slotOf_[size_t(from)];
+  const uint64_t n = taken_[size_t(i)];
+  char* l = line(mine_, i, n);
+  if (stampOf(l).load(std::memory_order_acquire) != n + 1) return nullptr;
+  return reinterpret_cast<const ShmHeader*>(l + 8);
 }
 
-const char* ShmQueues::payload(const ShmHeader* h) {
-  return reinterpret_cast<const char*>(h) + sizeof(ShmHeader);
+void ShmQueues::copyOut(int from, void* dst, size_t bytes) const {
+  const int i = slotOf_[size_t(from)];
+  const uint64_t n = taken_[size_t(i)];
+  const size_t first = std::min(bytes, kShmInline);
+  if (first) std::memcpy(dst, line(mine_, i, n) + kShmLine - kShmInline, first);
+  if (bytes > first) std::memcpy(static_cast<char*>(dst) + first, bulk(mine_, i, n) + first, bytes - first);
+}
+
+ShmDescriptor* ShmQueues::descriptorOf(const ShmHeader* h) {
+  return reinterpret_cast<ShmDescriptor*>(const_cast<char*>(reinterpret_cast<const char*>(h)) + sizeof(ShmHeader));
 }
 
 bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* index) {
-  char* s = freeSlot(to, h, index);
-  if (!s) return false;
-  auto* d = reinterpret_cast<ShmDescriptor*>(s + Queue::kData);
+  char* l = freeSlot(to, h, index);
+  if (!l) return false;
+  auto* d = reinterpret_cast<ShmDescriptor*>(l + kShmLine - kShmInline);
   d->addr = uint64_t(reinterpret_cast<uintptr_t>(buf));
   d->state.store(ShmDescriptor::kPosted, std::memory_order_relaxed);  // published by the stamp's release
   publish(to, *index);
@@ -287,9 +305,9 @@ bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* i
 // receiver took it (it pops only after claiming), before that the slot is
 // still the descriptor.
 ShmDescriptor* ShmQueues::unpopped(int to, uint64_t index) const {
-  Queue* qu = queueInto(slotOf_[size_t(to)], mine_);
-  if (qu->head.load(std::memory_order_acquire) > index) return nullptr;
-  return reinterpret_cast<ShmDescriptor*>(qu->slot(index) + Queue::kData);
+  const int i = slotOf_[size_t(to)];
+  if (headOf(i, mine_).load(std::memory_order_acquire) > index) return nullptr;
+  return reinterpret_cast<ShmDescriptor*>(line(i, mine_, index) + kShmLine - kShmInline);
 }
 
 bool ShmQueues::taken(int to, uint64_t index) const {
@@ -318,8 +336,8 @@ int ShmQueues::readFrom(int from, const ShmDescriptor* d, void* buf, size_t byte
 }
 
 void ShmQueues::pop(int from) {
-  const size_t i = size_t(slotOf_[size_t(from)]);
-  queueInto(mine_, int(i))->head.store(++taken_[i], std::memory_order_release);
+  const int i = slotOf_[size_t(from)];
+  headOf(mine_, i).store(++taken_[size_t(i)], std::memory_order_release);
 }
 
 ShmRound::Problem ShmRound::progress(bool* moved) {
@@ -373,7 +391,7 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
       if (h->seq != seq_ || h->sig != sig_) return {Problem::OtherCall, &m, h->seq, h->bytes};
       if (h->offset == kShmDescriptor) {
         if (h->bytes != m.bytes || m.moved) return {Problem::Size, &m, h->seq, h->bytes};
-        auto* d = reinterpret_cast<ShmDescriptor*>(const_cast<char*>(ShmQueues::payload(h)));
+        ShmDescriptor* d = ShmQueues::descriptorOf(h);
         auto revoked = [&] { return d->state.load(std::memory_order_acquire) == ShmDescriptor::kRevoked; };
         if (revoked()) return {Problem::Revoked, &m, h->seq, h->bytes};
         // A read that fails on a revoked descriptor found the buffer gone.
@@ -394,7 +412,7 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
       }
       if (h->bytes != m.bytes || h->offset != m.moved) return {Problem::Size, &m, h->seq, h->bytes};
       const size_t n = std::min(kShmBytes, m.bytes - m.moved);
-      if (n) std::memcpy(m.buf + m.moved, ShmQueues::payload(h), n);
+      q_->copyOut(m.peer, m.buf + m.moved, n);
       q_->pop(m.peer);
       m.moved += n;
       *moved = true;

@@ -5,8 +5,8 @@
 // kShmBytes in memory that both map: the sender copies a message into the
 // next free slots, a fragment of at most kShmBytes each, and publishes them;
 // the receiver copies them out and frees the slots. That is one copy in, one
-// copy out and two cache-line hand-overs per fragment, with no matching and
-// no request: on a node, MPI's own path (Open MPI's pml and shared-memory
+// copy out and, for a message of up to 32 bytes, one cache line handed over
+// (shm.cpp, the segment's layout), with no matching and no request: on a node, MPI's own path (Open MPI's pml and shared-memory
 // btl) costs several times that for small messages, and more again when
 // ranks outnumber cores.
 //
@@ -56,6 +56,8 @@ namespace sc {
 
 constexpr size_t kShmBytes = 4096;  // a slot's bytes: the largest fragment
 constexpr uint64_t kShmSlots = 4;   // slots per queue
+constexpr size_t kShmLine = 64;     // a slot's first line: stamp, header, the first bytes
+constexpr size_t kShmInline = 32;   // a fragment's bytes in its slot line
 
 // What a slot says of its fragment.
 struct ShmHeader {
@@ -95,11 +97,13 @@ class ShmQueues {
   // Sender side: copies a fragment (at most kShmBytes, from data) into the
   // queue to `to`; false when that queue is full (try again later).
   bool trySend(int to, const ShmHeader& h, const void* data, size_t bytes);
-  // Receiver side: the oldest fragment from `from` not yet taken, or null;
-  // its bytes (or descriptor) at payload(h). pop() frees it.
+  // Receiver side: the oldest fragment from `from` not yet taken, or null.
+  // copyOut copies its first `bytes` out; descriptorOf(h): a single-copy
+  // message's descriptor. pop() frees it.
   const ShmHeader* peek(int from) const;
+  void copyOut(int from, void* dst, size_t bytes) const;
+  static ShmDescriptor* descriptorOf(const ShmHeader* h);
   void pop(int from);
-  static const char* payload(const ShmHeader* h);
 
   // Single copy, sender side: puts a descriptor of buf in the queue to `to`
   // (false when full); *index: its place in the queue. taken: whether the
@@ -119,7 +123,6 @@ class ShmQueues {
   unsigned idlePassesBeforeYield() const { return yieldWhenIdle_ ? 1 : 64; }
 
  private:
-  struct Queue;
   ShmQueues() = default;
   // Per rank of comm, for a round's pass over its messages: which peers a
   // pass has seen already (a stamp per pass, so nothing is cleared).
@@ -130,7 +133,12 @@ class ShmQueues {
     return true;
   }
   uint64_t nextPass() { return ++pass_; }
-  Queue* queueInto(int receiver, int sender) const;
+  // In receiver's segment (indices on this node): the count of fragments
+  // from sender taken, and fragment n's slot line and page.
+  std::atomic<uint64_t>& headOf(int receiver, int sender) const;
+  char* line(int receiver, int sender, uint64_t n) const;
+  char* bulk(int receiver, int sender, uint64_t n) const;
+  static std::atomic<uint64_t>& stampOf(char* line) { return *reinterpret_cast<std::atomic<uint64_t>*>(line); }
   // Sender side: the next slot of the queue to `to` with h copied in (its
   // place in *tail), or null when the queue is full; publish() hands it over.
   char* freeSlot(int to, const ShmHeader& h, uint64_t* tail);
@@ -141,7 +149,7 @@ class ShmQueues {
   std::vector<int> slotOf_;      // per rank of comm: its index on this node, -1 elsewhere or itself
   std::vector<char*> segment_;   // per index on this node: that rank's segment, mapped here
   size_t segmentBytes_ = 0;
-  size_t queueBytes_ = 0;        // one queue: its counters and slots
+  size_t linesAt_ = 0, bulkAt_ = 0;  // where a segment's slot lines and pages start
   size_t maxBytes_ = kShmBytes;
   bool singleCopy_ = false;
   std::vector<int> pids_;        // per index on this node: that rank's process
