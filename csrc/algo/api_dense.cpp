@@ -155,7 +155,7 @@ extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount
     switch (a) {
       case scAlgoRing:
         c.copy(c.at(recv, c.rank * sendcount), send, sendcount);
-        ringAllGather(c, recv, Blocks{total, size_t(c.size)});
+        ringAllGather(c, recv, Blocks{total, size_t(c.size)}, send);
         break;
       case scAlgoRecDbl: doublingAllGather(c, send, recv, sendcount); break;
       case scAlgoNative: comm->transport->nativeAllGather(send, recv, sendcount, dt, stream, c.dl); break;

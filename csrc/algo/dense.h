@@ -13,7 +13,9 @@ namespace sc {
 // aliases work); on return work's block `rank` holds the reduction of that block.
 void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L);
 // Ring allgather: buf's block `rank` is filled on entry; on return all are.
-void ringAllGather(Ctx& c, void* buf, const Blocks& L);
+// own (optional): the same bytes as that block, sent from there at the first
+// step (the caller's input: read faster than a block just written).
+void ringAllGather(Ctx& c, void* buf, const Blocks& L, const void* own = nullptr);
 void ringAllReduce(Ctx& c, const void* send, void* recv, size_t count);
 
 // --- Rabenseifner: recursive halving + recursive doubling, any P -------------

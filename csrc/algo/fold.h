@@ -88,6 +88,9 @@ HalvingStage halvingStage(const Fold& f, const Pieces& pc, int nr, int lo, int d
 // return `work` piece nr holds the sum of piece nr over the P' ranks.
 void halvingOnPieces(Ctx& c, const Fold& f, const void* mine, void* work, const Pieces& pc);
 // Recursive doubling over pieces: `buf` piece nr is filled; on return all are.
-void doublingOnPieces(Ctx& c, const Fold& f, void* buf, const Pieces& pc);
+// own (optional): the same bytes as piece nr, sent from there at the first
+// step (a caller's input, which the receiver reads faster than a block this
+// rank has just written: single copy reads the sender's memory).
+void doublingOnPieces(Ctx& c, const Fold& f, void* buf, const Pieces& pc, const void* own = nullptr);
 
 }  // namespace sc

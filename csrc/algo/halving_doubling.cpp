@@ -52,14 +52,14 @@ void halvingOnPieces(Ctx& c, const Fold& f, const void* mine, void* work, const 
   if (cur != work) c.copy(c.at(work, pc[nr]), c.at(cur, pc[nr]), pc[nr + 1] - pc[nr]);
 }
 
-void doublingOnPieces(Ctx& c, const Fold& f, void* buf, const Pieces& pc) {
+void doublingOnPieces(Ctx& c, const Fold& f, void* buf, const Pieces& pc, const void* own) {
   const int nr = f.newRank(c.rank);
   for (int d = 1, step = 0; d < f.p2; d *= 2, ++step) {
     c.phase("recursive doubling", step, f.stages());
     const int partner = nr ^ d;
     const int myLo = nr & ~(d - 1), theirLo = partner & ~(d - 1);
     const int peer = f.oldRank(partner);
-    c.sendrecv(peer, c.at(buf, pc[myLo]), pc[myLo + d] - pc[myLo],
+    c.sendrecv(peer, d == 1 && own ? own : c.at(buf, pc[myLo]), pc[myLo + d] - pc[myLo],
                peer, c.at(buf, pc[theirLo]), pc[theirLo + d] - pc[theirLo]);
   }
 }

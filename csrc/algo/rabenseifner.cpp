@@ -40,7 +40,9 @@ void doublingAllGather(Ctx& c, const void* send, void* recv, size_t sendcount) {
   c.phase("fold to a power of two");
   f.foldBy(c.rank, [&](int up) { c.sendTo(up, send, sendcount); },
            [&](int down) { c.recvFrom(down, c.at(recv, down * sendcount), sendcount); });
-  if (!f.sitsOut(c.rank)) doublingOnPieces(c, f, recv, rankBlockPieces(f, sendcount));
+  // Without a fold, this rank's first piece is its own block: sent from send.
+  if (!f.sitsOut(c.rank))
+    doublingOnPieces(c, f, recv, rankBlockPieces(f, sendcount), f.p2 == c.size ? send : nullptr);
   f.unfold(c, recv, sendcount * c.size);
 }
 
