@@ -34,21 +34,32 @@ class MpiRound final : public Round {
   }
 
   void post(const std::vector<P2POp>& ops) {
-    // Slots first, so that posting never moves them.
-    size_t slots = 0;
-    for (const auto& op : ops) slots += op.kind == P2POp::Recv && !shm_.takes(op.peer, op.bytes) && staged(op.bytes);
-    if (stage_.size() < slots * kStagedBytes) stage_.resize(slots * kStagedBytes);
-    reqs_.reserve(ops.size());
-    msgs_.reserve(ops.size());
-    // The shared-memory messages and the staged receives, then the sends:
-    // reqs_ = [staged | sends | probe-matched, as they are matched].
+    // The shared-memory messages first, in one pass (on one machine they are
+    // all of a round's messages, and then MPI is not called at all); the
+    // staged receives' slots counted on the way, so that posting never moves
+    // them.
+    size_t slots = 0, viaMpi = 0;
     for (const auto& op : ops) {
       if (shm_.takes(op.peer, op.bytes)) {
         if (op.kind == P2POp::Recv) shm_.recv(op.peer, op.buf, op.bytes);
         else shm_.send(op.peer, op.buf, op.bytes);
-        continue;
+      } else {
+        ++viaMpi;
+        slots += op.kind == P2POp::Recv && staged(op.bytes);
       }
-      if (op.kind != P2POp::Recv || !staged(op.bytes)) continue;
+    }
+    if (viaMpi) postMpi(ops, slots);
+    moveShm();  // the sends, at once where their queues have room
+  }
+
+  // The messages that go through MPI: the staged receives, then the sends
+  // (reqs_ = [staged | sends | probe-matched, as they are matched]).
+  void postMpi(const std::vector<P2POp>& ops, size_t slots) {
+    if (stage_.size() < slots * kStagedBytes) stage_.resize(slots * kStagedBytes);
+    reqs_.reserve(ops.size());
+    msgs_.reserve(ops.size());
+    for (const auto& op : ops) {
+      if (shm_.takes(op.peer, op.bytes) || op.kind != P2POp::Recv || !staged(op.bytes)) continue;
       MPI_Request req;
       char* slot = stage_.data() + nStaged_ * kStagedBytes;
       mpiCheck(MPI_Irecv(slot, int(kStagedBytes), MPI_BYTE, op.peer, tagStaged_, l_.comm, &req), "MPI_Irecv");
@@ -73,7 +84,6 @@ class MpiRound final : public Round {
         if (op.bytes == 0) break;
       }
     }
-    moveShm();  // the sends, at once where their queues have room
   }
 
   void wait(const Deadline& dl) override {
