@@ -75,7 +75,7 @@ void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats,
                      std::chrono::steady_clock::time_point t0) {
   if (!active()) return;
   CallRecord& r = ring_[next_];
-  next_ = (next_ + 1) % ring_.size();
+  if (++next_ == ring_.size()) next_ = 0;  // not a modulo: a division per call
   used_ = std::min(used_ + 1, ring_.size());
   r.seq = seq;
   r.sig = sig;
