@@ -1,14 +1,14 @@
 // Shared-memory queues between the ranks of one node, for the MPI transport's
 // small messages (at most ShmQueues::maxBytes()).
 //
-// Every ordered pair of ranks on a node (j -> i) has a queue of slots of
-// kShmBytes in memory that both map: the sender copies a message into the
-// next free slots, a fragment of at most kShmBytes each, and publishes them;
+// Every ordered pair of ranks on a node (j -> i) has a queue of slots in
+// memory that both map: the sender copies a message into the next free
+// slots, a fragment of at most kShmBytes each, and publishes them;
 // the receiver copies them out and frees the slots. That is one copy in, one
 // copy out and, for a message of up to 32 bytes, one cache line handed over
-// (shm.cpp, the segment's layout), with no matching and no request: on a node, MPI's own path (Open MPI's pml and shared-memory
-// btl) costs several times that for small messages, and more again when
-// ranks outnumber cores.
+// (shm.cpp, the segment's layout), with no matching and no request: on a
+// node, MPI's own path (Open MPI's pml and shared-memory btl) costs several
+// times that for small messages, and more again when ranks outnumber cores.
 //
 // How large a message the queues take depends on the node. With a core per
 // rank, at most 4 KiB: above that single copy (below) or MPI's single-copy
@@ -139,6 +139,8 @@ class ShmQueues {
   char* line(int receiver, int sender, uint64_t n) const;
   char* bulk(int receiver, int sender, uint64_t n) const;
   static std::atomic<uint64_t>& stampOf(char* line) { return *reinterpret_cast<std::atomic<uint64_t>*>(line); }
+  // Where a slot line holds the fragment's first bytes, or a descriptor.
+  static char* inlineOf(char* line) { return line + kShmLine - kShmInline; }
   // Sender side: the next slot of the queue to `to` with h copied in (its
   // place in *tail), or null when the queue is full; publish() hands it over.
   char* freeSlot(int to, const ShmHeader& h, uint64_t* tail);
