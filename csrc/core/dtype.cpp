@@ -5,7 +5,7 @@
 
 namespace sc {
 
-size_t dtypeSizeSlow(scDataType_t t) {
+size_t dtypeSize(scDataType_t t) {
   return dispatchDtype(t, [](auto v) { return sizeof(v); });
 }
 

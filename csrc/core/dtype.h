@@ -19,14 +19,7 @@ using num::floatToBf16;
 using num::floatToHalf;
 using num::halfToFloat;
 
-// Bytes per element; throws scInvalidArgument for an unknown type. Inline:
-// every call asks it several times.
-size_t dtypeSizeSlow(scDataType_t t);
-inline size_t dtypeSize(scDataType_t t) {
-  constexpr unsigned char kSize[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
-  static_assert(sizeof kSize == scNumTypes, "one size per scDataType_t");
-  return unsigned(t) < scNumTypes ? kSize[t] : dtypeSizeSlow(t);
-}
+size_t dtypeSize(scDataType_t t);
 const char* dtypeName(scDataType_t t);
 const char* opName(scRedOp_t op);
 bool dtypeIsFloat(scDataType_t t);

@@ -24,8 +24,6 @@
 #include <limits>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/error.h"
 #include "core/reduce_op.h"
 
 namespace {
@@ -332,14 +330,3 @@ TEST(ReduceOp, WideningEveryPattern) {
 }
 
 }  // namespace
-
-// dtypeSize's table (inline, for the call path) against the storage types the
-// dispatch names, for every type; an unknown type still throws.
-TEST(Dtype, SizeTableMatchesTheStorageTypes) {
-  for (int t = 0; t < scNumTypes; ++t) {
-    const auto dt = scDataType_t(t);
-    EXPECT_EQ(sc::dtypeSize(dt), sc::dispatchDtype(dt, [](auto v) { return sizeof(v); })) << sc::dtypeName(dt);
-  }
-  EXPECT_THROW(sc::dtypeSize(scDataType_t(scNumTypes)), sc::Error);
-  EXPECT_THROW(sc::dtypeSize(scDataType_t(-1)), sc::Error);
-}
