@@ -43,16 +43,62 @@ void parallelEdges(scComm_t comm, int rank, int P, int copies, const std::vector
 
 int worldOr(int P) { return sctest::mode() == sctest::Mode::Mpi ? sctest::mpiWorldSize() : P; }
 
-// 9 messages to each peer in one round, against queues of 4 slots:
-// senders wait for room while their receivers take messages, in order.
-// Blocks of 1 float, 8 and 9 (32 bytes: all in the slot's line; 36: the
-// rest in its page), 1023 and 1024 floats (4 KiB: one slot, and the queues'
-// largest with a core per rank), 1025 (two fragments, or MPI), 8192 (32 KiB:
-// the largest where ranks outnumber cores) and 8193 (MPI).
+// 9 messages to each peer in one round, against queues whose rings hold 4
+// fragments of 4 KiB: senders wait for room while their receivers take
+// messages, in order. Blocks of 1 float, 8 and 9 (32 bytes: all in the slot
+// line; 36: the rest in the ring), 1023 and 1024 floats (4 KiB: one
+// fragment, and the queues' largest with a core per rank), 1025 (two
+// fragments, or MPI), 8192 (32 KiB: the largest where ranks outnumber cores)
+// and 8193 (MPI).
 TEST(ShmQueues, MoreMessagesToOnePeerThanSlots) {
   const int P = worldOr(3);
   sctest::run(P, [&](scComm_t comm, int rank) {
     parallelEdges(comm, rank, P, 9, {1, 8, 9, 1023, 1024, 1025, 8192, 8193});
+  });
+}
+
+// More small messages to one peer in a round than a queue has slot lines
+// (256 at most), and blocks whose bytes past the line fill the queue's ring
+// before its lines: 9 floats (36 bytes: 64 of the ring each), 17 (128 each)
+// and 1000 (4000 bytes: 4032, aligned to 4 KiB, four to a ring).
+TEST(ShmQueues, MoreSmallMessagesThanSlotLines) {
+  const int P = worldOr(3);
+  sctest::run(P, [&](scComm_t comm, int rank) { parallelEdges(comm, rank, P, 300, {1, 9, 17, 1000}); });
+}
+
+// Senders run ahead of their receivers through a queue's ring with blocks of
+// another size every call (each rank's block differs from its peers', so
+// reservations of every size from a line to 4 KiB follow each other and
+// skip bytes to align), 6 messages to each peer per call, up to 2
+// fragments each.
+TEST(ShmQueues, RingReservationsOfChangingSizes) {
+  const int P = worldOr(3);
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    std::vector<int> peers;
+    for (int q = 0; q < P; ++q)
+      for (int c = 0; q != rank && c < 6; ++c) peers.push_back(q);
+    scTopology_t topo = nullptr;
+    SC_OK(comm, scTopologyCreate(&topo, comm, int(peers.size()), peers.data(), int(peers.size()), peers.data()));
+    auto countOf = [](int r, int call) { return size_t((r * 389 + call * 157) % 1500 + 1); };
+    for (int call = 0; call < 60; ++call) {
+      std::vector<float> send(countOf(rank, call));
+      for (size_t i = 0; i < send.size(); ++i) send[i] = value(rank, call, i);
+      std::vector<size_t> counts, displs;
+      size_t total = 0;
+      for (int q : peers) {
+        counts.push_back(countOf(q, call));
+        displs.push_back(total);
+        total += counts.back();
+      }
+      std::vector<float> recv(total, -1.0f);
+      SC_OK(comm, scNeighborAllGatherV(send.data(), send.size(), recv.data(), counts.data(), displs.data(), scFloat32,
+                                       scNbrNaive, topo, nullptr));
+      for (size_t e = 0; e < peers.size(); ++e)
+        for (size_t i = 0; i < counts[e]; ++i)
+          ASSERT_EQ(recv[displs[e] + i], value(peers[e], call, i))
+              << "rank " << rank << ", call " << call << ", edge " << e << ", element " << i;
+    }
+    SC_OK(comm, scTopologyDestroy(topo));
   });
 }
 

@@ -1,12 +1,14 @@
 // Shared-memory queues between the ranks of one node, for the MPI transport's
 // small messages (at most ShmQueues::maxBytes()).
 //
-// Every ordered pair of ranks on a node (j -> i) has a queue of slots in
-// memory that both map: the sender copies a message into the next free
-// slots, a fragment of at most kShmBytes each, and publishes them;
-// the receiver copies them out and frees the slots. That is one copy in, one
-// copy out and, for a message of up to 32 bytes, one cache line handed over
-// (shm.cpp, the segment's layout), with no matching and no request: on a
+// Every ordered pair of ranks on a node (j -> i) has a queue in memory that
+// both map: the sender copies a message into it, a fragment of at most
+// kShmBytes at a time, and publishes each; the receiver copies them out and
+// frees their room. That is one copy in, one copy out and, for a message of
+// up to 32 bytes, one cache line handed over (shm.cpp, the segment's
+// layout), with no matching and no request. A queue holds up to 256 small
+// messages (fewer on nodes of more than 33 ranks) or four of 4 KiB, so a
+// sender runs that far ahead of its receiver, as MPI's eager sends do: on a
 // node, MPI's own path (Open MPI's pml and shared-memory btl) costs several
 // times that for small messages, and more again when ranks outnumber cores.
 //
@@ -54,10 +56,11 @@
 
 namespace sc {
 
-constexpr size_t kShmBytes = 4096;  // a slot's bytes: the largest fragment
-constexpr uint64_t kShmSlots = 4;   // slots per queue
-constexpr size_t kShmLine = 64;     // a slot's first line: stamp, header, the first bytes
-constexpr size_t kShmInline = 32;   // a fragment's bytes in its slot line
+constexpr size_t kShmBytes = 4096;      // the largest fragment
+constexpr size_t kShmRing = 4 * kShmBytes;  // a queue's ring for fragments' bytes past their line
+constexpr uint64_t kShmMaxLines = 256;  // slot lines per queue, at most (fewer on large nodes)
+constexpr size_t kShmLine = 64;         // a slot line: stamp, header, the fragment's first bytes
+constexpr size_t kShmInline = 32;       // a fragment's bytes in its slot line
 
 // What a slot says of its fragment.
 struct ShmHeader {
@@ -65,6 +68,7 @@ struct ShmHeader {
   uint32_t sig;     // the call's signature hash
   uint32_t bytes;   // the whole message's size
   uint32_t offset;  // where the fragment starts in it; kShmDescriptor: the slot holds a ShmDescriptor
+  uint32_t at;      // where its bytes past the line lie in the queue's ring (set by the queue)
 };
 constexpr uint32_t kShmDescriptor = UINT32_MAX;
 
@@ -134,16 +138,17 @@ class ShmQueues {
   }
   uint64_t nextPass() { return ++pass_; }
   // In receiver's segment (indices on this node): the count of fragments
-  // from sender taken, and fragment n's slot line and page.
+  // from sender taken, fragment n's slot line, and the queue's ring.
   std::atomic<uint64_t>& headOf(int receiver, int sender) const;
   char* line(int receiver, int sender, uint64_t n) const;
-  char* bulk(int receiver, int sender, uint64_t n) const;
+  char* ring(int receiver, int sender) const;
   static std::atomic<uint64_t>& stampOf(char* line) { return *reinterpret_cast<std::atomic<uint64_t>*>(line); }
   // Where a slot line holds the fragment's first bytes, or a descriptor.
   static char* inlineOf(char* line) { return line + kShmLine - kShmInline; }
-  // Sender side: the next slot of the queue to `to` with h copied in (its
-  // place in *tail), or null when the queue is full; publish() hands it over.
-  char* freeSlot(int to, const ShmHeader& h, uint64_t* tail);
+  // Sender side: the next slot line of the queue to `to`, with h copied in
+  // and `ringBytes` of its ring reserved (where: h's `at`), its place in
+  // *tail; or null when the queue is full. publish() hands it over.
+  char* freeSlot(int to, ShmHeader h, size_t ringBytes, uint64_t* tail);
   void publish(int to, uint64_t tail);
   // A single-copy send's descriptor, or null once the receiver popped it.
   ShmDescriptor* unpopped(int to, uint64_t index) const;
@@ -151,14 +156,18 @@ class ShmQueues {
   std::vector<int> slotOf_;      // per rank of comm: its index on this node, -1 elsewhere or itself
   std::vector<char*> segment_;   // per index on this node: that rank's segment, mapped here
   size_t segmentBytes_ = 0;
-  size_t linesAt_ = 0, bulkAt_ = 0;  // where a segment's slot lines and pages start
+  size_t linesAt_ = 0, ringAt_ = 0;  // where a segment's slot lines and rings start
+  uint64_t lines_ = 0;               // slot lines per queue (a power of two)
   size_t maxBytes_ = kShmBytes;
   bool singleCopy_ = false;
   std::vector<int> pids_;        // per index on this node: that rank's process
   // Per index on this node, this rank's own counts (never shared): fragments
   // sent into its queue, that queue's head when last read, fragments taken
-  // from its queue into this rank.
-  std::vector<uint64_t> sent_, headSeen_, taken_;
+  // from its queue into this rank; bytes of its ring reserved so far (a
+  // running count, wrapping skips included), and after fragment n's
+  // reservation (ringEnd_[index * lines_ + n % lines_]: the ring up to there
+  // is free once the receiver took fragment n).
+  std::vector<uint64_t> sent_, headSeen_, taken_, ringSent_, ringEnd_;
   int mine_ = -1;                // this rank's index on the node
   uint64_t pass_ = 0;
   bool yieldWhenIdle_ = false;
