@@ -43,13 +43,13 @@ void parallelEdges(scComm_t comm, int rank, int P, int copies, const std::vector
 
 int worldOr(int P) { return sctest::mode() == sctest::Mode::Mpi ? sctest::mpiWorldSize() : P; }
 
-// 9 messages to each peer in one round, against queues whose rings hold 4
-// fragments of 4 KiB: senders wait for room while their receivers take
-// messages, in order. Blocks of 1 float, 8 and 9 (32 bytes: all in the slot
-// line; 36: the rest in the ring), 1023 and 1024 floats (4 KiB: one
-// fragment, and the queues' largest with a core per rank), 1025 (two
-// fragments, or MPI), 8192 (32 KiB: the largest where ranks outnumber cores)
-// and 8193 (MPI).
+// 9 messages to each peer in one round, against queues of 4 slots and a
+// spill whose ring holds 2 fragments of 4 KiB: senders spill, then wait for
+// room while their receivers take messages, in order. Blocks of 1 float, 8
+// and 9 (32 bytes: all in the line; 36: the rest in a page or the spill
+// ring), 1023 and 1024 floats (4 KiB: one fragment, and the queues' largest
+// with a core per rank), 1025 (two fragments, or MPI), 8192 (32 KiB: the
+// largest where ranks outnumber cores) and 8193 (MPI).
 TEST(ShmQueues, MoreMessagesToOnePeerThanSlots) {
   const int P = worldOr(3);
   sctest::run(P, [&](scComm_t comm, int rank) {
@@ -57,16 +57,17 @@ TEST(ShmQueues, MoreMessagesToOnePeerThanSlots) {
   });
 }
 
-// More small messages to one peer in a round than a queue has slot lines
-// (256 at most), and blocks whose bytes past the line fill the queue's ring
-// before its lines: 9 floats (36 bytes: 64 of the ring each), 17 (128 each)
-// and 1000 (4000 bytes: 4032, aligned to 4 KiB, four to a ring).
-TEST(ShmQueues, MoreSmallMessagesThanSlotLines) {
+// More small messages to one peer in a round than a queue has slots and
+// spill lines (4 + 128 at most), and blocks whose bytes past the line fill
+// the spill ring before its lines: 9 floats (36 bytes: 64 of the ring
+// each), 17 (128 each) and 1000 (4000 bytes: 4032, aligned to 4 KiB, two
+// to a ring).
+TEST(ShmQueues, MoreSmallMessagesThanSlotsAndSpill) {
   const int P = worldOr(3);
   sctest::run(P, [&](scComm_t comm, int rank) { parallelEdges(comm, rank, P, 300, {1, 9, 17, 1000}); });
 }
 
-// Senders run ahead of their receivers through a queue's ring with blocks of
+// Senders run ahead of their receivers into a queue's spill with blocks of
 // another size every call (each rank's block differs from its peers', so
 // reservations of every size from a line to 4 KiB follow each other and
 // skip bytes to align), 6 messages to each peer per call, up to 2
@@ -143,6 +144,32 @@ TEST(ShmQueues, SenderThatGivesUpWithdrawsItsMessage) {
       std::printf("withdrawn message | rank 1 returned %s: %s\n", scGetErrorString(r), msg.c_str());
       EXPECT_NE(r, scSuccess) << "the late receiver took a message its sender had withdrawn";
       EXPECT_TRUE(reltest::has(msg, "rank 0")) << msg;
+    }
+    reltest::syncWorld();
+    scTopologyDestroy(topo);
+  }, &cfg);
+}
+
+// A timeout while waiting for 300 alike messages from one peer names the
+// wait once, with its count, not 300 times.
+TEST(ShmQueues, TimeoutCountsAlikeWaits) {
+  if (sctest::mode() != sctest::Mode::Mpi) GTEST_SKIP() << "the count is the MPI transport's description";
+  const int P = sctest::mpiWorldSize();
+  scConfig_t cfg = sctest::testConfig();
+  cfg.timeoutSeconds = 0.5;
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    const std::vector<int> from0(rank == 1 ? 300 : 0, 0), to1(rank == 0 ? 300 : 0, 1);
+    scTopology_t topo = nullptr;
+    SC_OK(comm, scTopologyCreate(&topo, comm, int(from0.size()), from0.data(), int(to1.size()), to1.data()));
+    reltest::syncWorld();
+    if (rank == 1) {
+      float one = 1.0f;
+      std::vector<float> recv(300);
+      const scResult_t r = scNeighborAllGather(&one, 1, recv.data(), scFloat32, scNbrNaive, topo, nullptr);
+      const std::string msg = scGetLastError(comm);
+      EXPECT_EQ(r, scTimeout) << msg;
+      EXPECT_TRUE(reltest::has(msg, "was waiting for 4 B from rank 0 (300 messages)")) << msg;
+      EXPECT_FALSE(reltest::has(msg, "rank 0; waiting for 4 B")) << msg;
     }
     reltest::syncWorld();
     scTopologyDestroy(topo);

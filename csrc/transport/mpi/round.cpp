@@ -306,10 +306,17 @@ class MpiRound final : public Round {
   }
 
   // What the round still waits for, by peer: "waiting for 1.0 MiB from rank 3;
-  // waiting for rank 2 to take 4.0 KiB".
+  // waiting for rank 2 to take 4.0 KiB (12 messages)": each distinct wait
+  // once with its count (a round may wait for hundreds of alike messages
+  // from one peer), the first kShown of them.
   std::string pendingText() {
-    std::string out;
-    auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+    constexpr size_t kShown = 8;
+    std::vector<std::pair<std::string, size_t>> items;
+    auto add = [&](const std::string& s) {
+      for (auto& [text, n] : items)
+        if (text == s) return void(++n);
+      items.emplace_back(s, 1);
+    };
     for (const Msg& m : probing_) add("waiting for " + bytesText(m.total) + " from rank " + std::to_string(m.peer));
     shm_.describe(add);
     for (size_t i = 0; i < reqs_.size(); ++i) {
@@ -319,6 +326,10 @@ class MpiRound final : public Round {
       else if (i < nStaged_) add("waiting for " + bytesText(m.total) + " from rank " + std::to_string(m.peer));
       else add("receiving " + bytesText(m.total) + " from rank " + std::to_string(m.peer));
     }
+    std::string out;
+    for (size_t i = 0; i < items.size() && i < kShown; ++i)
+      out += (i ? "; " : "") + items[i].first + (items[i].second > 1 ? cat(" (", items[i].second, " messages)") : "");
+    if (items.size() > kShown) out += cat("; and ", items.size() - kShown, " more");
     return out.empty() ? "finishing a round" : out;
   }
 

@@ -20,37 +20,45 @@
 namespace sc {
 
 // A receiver's segment, for a node of R ranks, holds the queues from every
-// other rank in three parts:
+// other rank in five parts:
 //   1. per sender, its count of fragments taken (a cache line each, written
 //      by the receiver);
-//   2. per sender, lines_ slot lines: a stamp, the fragment's header and its
-//      first kShmInline bytes (or a single-copy descriptor);
-//   3. per sender, a ring of kShmRing bytes for the rest of each fragment:
-//      the sender reserves the fragment's length, rounded up to a line, at
-//      the ring's next free place aligned to that length's power of two,
-//      and puts byte k of the fragment at offset k from there.
-// Fragment n of a queue is in slot line n % lines_, and its stamp, n + 1, is
-// what publishes it: the receiver polls the line it expects, not a counter
-// of the sender's, and the sender reads the receiver's count only when its
-// last look said the queue was full. So a message of up to 32 bytes hands
-// over one cache line, where a counter each way, a header and the bytes
-// would be four. Where ranks outnumber cores every hand-over is a miss, and
-// that is what a small message costs.
+//   2. per sender, kShmSlots slot lines: a stamp, the fragment's header and
+//      its first kShmInline bytes (or a single-copy descriptor);
+//   3. per sender, spillLines_ spill lines, laid out as slot lines;
+//   4. per sender and slot, a page for the rest of the fragment (its byte k
+//      at offset k);
+//   5. per sender, a spill ring of kShmSpillRing bytes for the rest of each
+//      spilled fragment: the sender reserves its length, rounded up to a
+//      line, at the ring's next free place aligned to that length's power of
+//      two (so it never runs past the end), byte k at offset k from there.
+// Fragment n of a queue goes to slot n % kShmSlots when the receiver took
+// that slot's last fragment, else to the next spill line; its stamp, n + 1,
+// is what publishes it. The receiver looks for fragment n in its slot, then
+// at its next spill line: it polls the lines it expects, not a counter of the
+// sender's, and the sender reads the receiver's count only when its last
+// look said a slot was busy. So a message of up to 32 bytes hands over one
+// cache line, where a counter each way, a header and the bytes would be
+// four; and every slot line into a rank lies in one or two pages, so a rank
+// polling all its peers touches those pages, not a page per slot.
 //
-// Lines and ring are apart so that small messages queue deep while the
-// memory stays small: a queue holds 256 messages of up to 32 bytes, 128 of
-// 64..128 bytes, or four fragments of 4 KiB, in 32 KiB. A sender that can
-// run ahead of its receiver needs no turn of the receiver on a core for
-// every few calls; MPI's eager sends do the same. Measured (8 ranks on 2
-// cores, Erdős–Rényi p = 0.1, 8 B, neighbour allgather, in alternating
-// runs): 4 slots 2.2-4.1 us per call, 64 slots 1.0-1.6 us, these queues
-// 0.9-1.3 us, MPI_Neighbor_allgather 0.6-0.9 us. A ring, denser graphs and
-// allreduce were within noise of 4 slots.
+// Why slots and a spill: a queue deep enough for a sender to run far ahead
+// of its receiver (as MPI's eager sends do, on a sparse graph where the
+// receiver waits for a core) costs, as a plain ring, a fresh line or two per
+// message, and with many busy queues those miss the cache. Measured (2
+// cores, alternating runs, neighbour allgather, naive/MPI_Neighbor_allgather
+// time): a ring of 256 lines and a 16 KiB ring for the rest took Erdős–Rényi
+// p = 0.1 at 8 ranks and 8 B from 3.6-5.4 to 0.9-1.3, but Moore d = 2,
+// r = 2 at 16 ranks and 64..256 B from 0.88-0.96 to 1.2-1.4, and the same
+// with a sender held to 4 fragments ahead. Slots stay in cache; the spill
+// is touched only while a receiver is behind (slots and spill: 0.8-1.7 on
+// the first graph at 8..256 B, 0.86-0.91 on the second).
 static_assert(sizeof(ShmHeader) == 24 && alignof(ShmHeader) == 8, "stamp, header and 32 bytes: one line");
 static_assert(8 + sizeof(ShmHeader) + kShmInline == kShmLine, "a slot line is a cache line");
 static_assert(sizeof(ShmDescriptor) <= kShmInline, "a descriptor fits its slot line");
-static_assert((kShmMaxLines & (kShmMaxLines - 1)) == 0, "a power of two: line() masks");
-static_assert(kShmRing % kShmBytes == 0 && kShmBytes % kShmLine == 0, "whole fragments and lines in a ring");
+static_assert((kShmSlots & (kShmSlots - 1)) == 0, "a power of two: slot() masks");
+static_assert((kShmSpillLines & (kShmSpillLines - 1)) == 0 && kShmSpillRing % kShmBytes == 0,
+              "a power of two of spill lines, and whole fragments in a spill ring");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "queues need lock-free 64-bit atomics across processes");
 
 namespace {
@@ -59,12 +67,12 @@ namespace {
 // (a queue from each), so a node of more ranks keeps to MPI alone.
 constexpr int kMaxNodeRanks = 256;
 
-// Slot lines per queue on a node of R ranks: kShmMaxLines, or fewer where the
-// R - 1 queues into a rank would hold more than 512 KiB of lines (the same
-// on every rank of the node).
-uint64_t linesPerQueue(int nodeRanks) {
-  const uint64_t budget = (512u << 10) / kShmLine / uint64_t(std::max(1, nodeRanks - 1));
-  uint64_t n = kShmMaxLines;
+// Spill lines per queue on a node of R ranks: kShmSpillLines, or fewer where
+// the R - 1 queues into a rank would hold more than 256 KiB of them (the
+// same on every rank of the node).
+uint64_t spillLinesFor(int nodeRanks) {
+  const uint64_t budget = (256u << 10) / kShmLine / uint64_t(std::max(1, nodeRanks - 1));
+  uint64_t n = kShmSpillLines;
   while (n > 4 && n > budget) n /= 2;
   return n;
 }
@@ -177,7 +185,9 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   // node (the smallest any rank asks for). A core per rank: 4 KiB. More
   // ranks than cores: 16 KiB where larger messages go by single copy, else
   // 32 KiB (measured: the queues' second copy costs more than single copy
-  // from 32 KiB, and more than MPI's hand-overs from 64 KiB).
+  // from 32 KiB, and more than MPI's hand-overs from 64 KiB). Either way 4
+  // slots per queue: 8 and 16 measured within noise of 4 on dense graphs,
+  // and 16 helped the sparsest graph at 8 B but slowed a ring.
   const bool full = crowded(nodeSize);
   auto limit = [&](long crowdedBytes) { return int(maxSet >= 0 ? maxSet : full ? crowdedBytes : long(kShmBytes)); };
   int limits[2] = {limit(16384), limit(32768)};
@@ -186,16 +196,19 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   q->mine_ = index;
   q->yieldWhenIdle_ = yieldWhenIdle(nodeSize);
   const size_t R = size_t(nodeSize), page = 4096;
-  q->lines_ = linesPerQueue(nodeSize);
+  q->spillLines_ = spillLinesFor(nodeSize);
   q->linesAt_ = R * kShmLine;
-  q->ringAt_ = (q->linesAt_ + R * q->lines_ * kShmLine + page - 1) / page * page;
-  q->segmentBytes_ = q->ringAt_ + R * kShmRing;
+  q->spillAt_ = q->linesAt_ + R * kShmSlots * kShmLine;
+  q->bulkAt_ = (q->spillAt_ + R * q->spillLines_ * kShmLine + page - 1) / page * page;
+  q->ringAt_ = q->bulkAt_ + R * kShmSlots * kShmBytes;
+  q->segmentBytes_ = q->ringAt_ + R * kShmSpillRing;
   q->segment_.assign(size_t(nodeSize), nullptr);
-  q->sent_.assign(size_t(nodeSize), 0);
-  q->headSeen_.assign(size_t(nodeSize), 0);
-  q->taken_.assign(size_t(nodeSize), 0);
-  q->ringSent_.assign(size_t(nodeSize), 0);
-  q->ringEnd_.assign(size_t(nodeSize) * q->lines_, 0);
+  for (auto* v : {&q->sent_, &q->headSeen_, &q->taken_, &q->spillSent_, &q->spillDone_, &q->ringSent_,
+                  &q->spillTaken_})
+    v->assign(R, 0);
+  q->lastIn_.assign(R * kShmSlots, 0);
+  q->spillFrag_.assign(R * q->spillLines_, 0);
+  q->ringEnd_.assign(R * q->spillLines_, 0);
   // Each node rank's index, known to all: the node's ranks in comm's numbering.
   const std::vector<int> inComm = ranksIn(node, comm);
   q->slotOf_.assign(size_t(size), -1);
@@ -253,101 +266,130 @@ std::atomic<uint64_t>& ShmQueues::headOf(int receiver, int sender) const {
 }
 
 char* ShmQueues::line(int receiver, int sender, uint64_t n) const {
-  // A power of two: the modulo is a mask, not a division per message.
-  return segment_[size_t(receiver)] + linesAt_ + (size_t(sender) * lines_ + (n & (lines_ - 1))) * kShmLine;
+  // A constant slot count: the modulo is a mask, not a division per message.
+  return segment_[size_t(receiver)] + linesAt_ + (size_t(sender) * kShmSlots + n % kShmSlots) * kShmLine;
 }
 
-char* ShmQueues::ring(int receiver, int sender) const {
-  return segment_[size_t(receiver)] + ringAt_ + size_t(sender) * kShmRing;
+char* ShmQueues::bulk(int receiver, int sender, uint64_t n) const {
+  return segment_[size_t(receiver)] + bulkAt_ + (size_t(sender) * kShmSlots + n % kShmSlots) * kShmBytes;
 }
 
-char* ShmQueues::freeSlot(int to, ShmHeader h, size_t ringBytes, uint64_t* tail) {
-  const int i = slotOf_[size_t(to)];
-  const uint64_t t = sent_[size_t(i)];
-  // A reservation is whole lines, aligned to its size's power of two (at
-  // most kShmBytes, the ring a multiple of it): it never runs past the
-  // ring's end, and fragments of 4 KiB keep to pages, four to a ring,
-  // whatever smaller ones went before. The bytes skipped to align it are
-  // free again once it is.
+char* ShmQueues::spillLine(int receiver, int sender, uint64_t k) const {
+  return segment_[size_t(receiver)] + spillAt_ + (size_t(sender) * spillLines_ + (k & (spillLines_ - 1))) * kShmLine;
+}
+
+char* ShmQueues::spillRing(int receiver, int sender) const {
+  return segment_[size_t(receiver)] + ringAt_ + size_t(sender) * kShmSpillRing;
+}
+
+bool ShmQueues::slotFree(int i, uint64_t n) {
+  const uint64_t last = lastIn_[size_t(i) * kShmSlots + n % kShmSlots];  // its fragment + 1, 0: none
+  if (headSeen_[size_t(i)] >= last) return true;
+  headSeen_[size_t(i)] = headOf(i, mine_).load(std::memory_order_acquire);  // busy when last looked
+  return headSeen_[size_t(i)] >= last;
+}
+
+char* ShmQueues::spill(int i, uint64_t n, size_t ringBytes, uint32_t* at) {
+  const size_t base = size_t(i) * spillLines_;
+  const uint64_t mask = spillLines_ - 1, sent = spillSent_[size_t(i)];
+  // Spill lines the receiver took: those of fragments below its count (the
+  // last look, which slotFree() just took).
+  uint64_t& done = spillDone_[size_t(i)];
+  while (done < sent && spillFrag_[base + (done & mask)] < headSeen_[size_t(i)]) ++done;
+  if (sent - done >= spillLines_) return nullptr;
   uint64_t need = 0, start = ringSent_[size_t(i)];
   if (ringBytes) {
     uint64_t align = kShmLine;
     while (align < ringBytes) align *= 2;
     need = (ringBytes + kShmLine - 1) / kShmLine * kShmLine;
     start = (start + align - 1) & ~(align - 1);
+    // The ring is free up to the end of the last spilled fragment taken.
+    const uint64_t freeTo = done ? ringEnd_[base + ((done - 1) & mask)] : 0;
+    if (start + need - freeTo > kShmSpillRing) return nullptr;
+    ringSent_[size_t(i)] = start + need;
   }
-  auto fits = [&] {
-    const uint64_t head = headSeen_[size_t(i)];
-    if (t - head >= lines_) return false;
-    // The ring is free up to the end of the last fragment taken (that
-    // fragment's entry is still there: fewer than lines_ are in the queue).
-    const uint64_t freeTo = head ? ringEnd_[size_t(i) * lines_ + ((head - 1) & (lines_ - 1))] : 0;
-    return start + need - freeTo <= kShmRing;
-  };
-  if (!fits()) {  // full when last looked: look again
-    headSeen_[size_t(i)] = headOf(i, mine_).load(std::memory_order_acquire);
-    if (!fits()) return nullptr;
-  }
-  if (need) ringSent_[size_t(i)] = start + need;
-  ringEnd_[size_t(i) * lines_ + (t & (lines_ - 1))] = ringSent_[size_t(i)];
-  h.at = uint32_t(start % kShmRing);
-  char* l = line(i, mine_, t);
-  std::memcpy(l + 8, &h, sizeof h);
-  *tail = t;
-  return l;
+  spillFrag_[base + (sent & mask)] = n;
+  ringEnd_[base + (sent & mask)] = ringSent_[size_t(i)];
+  *at = uint32_t(start % kShmSpillRing);
+  return spillLine(i, mine_, sent);
 }
 
-void ShmQueues::publish(int to, uint64_t tail) {
-  const int i = slotOf_[size_t(to)];
-  stampOf(line(i, mine_, tail)).store(tail + 1, std::memory_order_release);
-  sent_[size_t(i)] = tail + 1;
+void ShmQueues::publish(int i, char* l, uint64_t n) {
+  stampOf(l).store(n + 1, std::memory_order_release);
+  sent_[size_t(i)] = n + 1;
 }
 
 bool ShmQueues::trySend(int to, const ShmHeader& h, const void* data, size_t bytes) {
-  uint64_t t;
+  const int i = slotOf_[size_t(to)];
+  const uint64_t n = sent_[size_t(i)];
   const size_t first = std::min(bytes, kShmInline);
-  char* l = freeSlot(to, h, bytes > first ? bytes : 0, &t);
-  if (!l) return false;
-  if (first) std::memcpy(inlineOf(l), data, first);
-  if (bytes > first) {
-    const uint32_t at = reinterpret_cast<const ShmHeader*>(l + 8)->at;
-    std::memcpy(ring(slotOf_[size_t(to)], mine_) + at + first, static_cast<const char*>(data) + first, bytes - first);
+  ShmHeader head = h;
+  char *l, *rest;  // the line, and where byte k of the fragment goes (k >= first)
+  const bool inSlot = slotFree(i, n);
+  if (inSlot) {
+    l = line(i, mine_, n);
+    rest = bulk(i, mine_, n);
+    head.at = 0;
+  } else {
+    if (!(l = spill(i, n, bytes > first ? bytes : 0, &head.at))) return false;
+    rest = spillRing(i, mine_) + head.at;
   }
-  publish(to, t);
+  std::memcpy(l + 8, &head, sizeof head);
+  if (first) std::memcpy(inlineOf(l), data, first);
+  if (bytes > first) std::memcpy(rest + first, static_cast<const char*>(data) + first, bytes - first);
+  if (inSlot) lastIn_[size_t(i) * kShmSlots + n % kShmSlots] = n + 1;
+  else ++spillSent_[size_t(i)];
+  publish(i, l, n);
   return true;
 }
 
-const ShmHeader* ShmQueues::peek(int from) const {
-  const int i = slotOf_[size_t(from)];
+char* ShmQueues::arrived(int i, bool* spilled) const {
   const uint64_t n = taken_[size_t(i)];
   char* l = line(mine_, i, n);
-  if (stampOf(l).load(std::memory_order_acquire) != n + 1) return nullptr;
-  return reinterpret_cast<const ShmHeader*>(l + 8);
+  if (stampOf(l).load(std::memory_order_acquire) == n + 1) {
+    *spilled = false;
+    return l;
+  }
+  l = spillLine(mine_, i, spillTaken_[size_t(i)]);
+  *spilled = true;
+  return stampOf(l).load(std::memory_order_acquire) == n + 1 ? l : nullptr;
+}
+
+const ShmHeader* ShmQueues::peek(int from) const {
+  bool spilled;
+  const char* l = arrived(slotOf_[size_t(from)], &spilled);
+  return l ? reinterpret_cast<const ShmHeader*>(l + 8) : nullptr;
 }
 
 void ShmQueues::copyOut(int from, void* dst, size_t bytes) const {
   const int i = slotOf_[size_t(from)];
-  const uint64_t n = taken_[size_t(i)];
-  char* l = line(mine_, i, n);
+  bool spilled;
+  char* l = arrived(i, &spilled);
   const size_t first = std::min(bytes, kShmInline);
   if (first) std::memcpy(dst, inlineOf(l), first);
-  if (bytes > first) {
-    const uint32_t at = reinterpret_cast<const ShmHeader*>(l + 8)->at;
-    std::memcpy(static_cast<char*>(dst) + first, ring(mine_, i) + at + first, bytes - first);
-  }
+  if (bytes <= first) return;
+  const char* rest = spilled ? spillRing(mine_, i) + reinterpret_cast<const ShmHeader*>(l + 8)->at
+                             : bulk(mine_, i, taken_[size_t(i)]);
+  std::memcpy(static_cast<char*>(dst) + first, rest + first, bytes - first);
 }
 
 ShmDescriptor* ShmQueues::descriptorOf(const ShmHeader* h) {
   return reinterpret_cast<ShmDescriptor*>(const_cast<char*>(reinterpret_cast<const char*>(h)) + sizeof(ShmHeader));
 }
 
+// Descriptors go in slots only (never spilled): a sender waits for its slot.
 bool ShmQueues::tryPost(int to, const ShmHeader& h, const void* buf, uint64_t* index) {
-  char* l = freeSlot(to, h, 0, index);
-  if (!l) return false;
+  const int i = slotOf_[size_t(to)];
+  const uint64_t n = sent_[size_t(i)];
+  if (!slotFree(i, n)) return false;
+  char* l = line(i, mine_, n);
+  std::memcpy(l + 8, &h, sizeof h);
   auto* d = reinterpret_cast<ShmDescriptor*>(inlineOf(l));
   d->addr = uint64_t(reinterpret_cast<uintptr_t>(buf));
   d->state.store(ShmDescriptor::kPosted, std::memory_order_relaxed);  // published by the stamp's release
-  publish(to, *index);
+  lastIn_[size_t(i) * kShmSlots + n % kShmSlots] = n + 1;
+  *index = n;
+  publish(i, l, n);
   return true;
 }
 
@@ -388,123 +430,10 @@ int ShmQueues::readFrom(int from, const ShmDescriptor* d, void* buf, size_t byte
 
 void ShmQueues::pop(int from) {
   const int i = slotOf_[size_t(from)];
+  bool spilled;
+  arrived(i, &spilled);
+  if (spilled) ++spillTaken_[size_t(i)];
   headOf(mine_, i).store(++taken_[size_t(i)], std::memory_order_release);
-}
-
-ShmRound::Problem ShmRound::progress(bool* moved) {
-  Problem p;
-  if (done()) return p;
-  const uint64_t pass = q_->nextPass();
-  // Sends in posted order, a fragment per free slot; a full queue holds back
-  // the rest of the message and the later sends to its peer.
-  for (Msg& m : sends_) {
-    if (m.done) continue;
-    if (m.posted) {  // read by its receiver yet? (it holds back no other send)
-      if (q_->taken(m.peer, m.index)) {
-        m.done = true;
-        ++finished_;
-        *moved = true;
-      }
-      continue;
-    }
-    if (!q_->firstInPass(q_->sendStamps_, m.peer, pass)) continue;
-    if (m.bytes > q_->maxBytes()) {  // single copy: a descriptor, which the receiver reads from
-      if (!q_->tryPost(m.peer, {seq_, sig_, uint32_t(m.bytes), kShmDescriptor, 0}, m.buf, &m.index)) continue;
-      m.posted = true;
-      *moved = true;
-      q_->sendStamps_[size_t(m.peer)] = 0;
-      continue;
-    }
-    for (;;) {
-      const size_t n = std::min(kShmBytes, m.bytes - m.moved);
-      if (!q_->trySend(m.peer, {seq_, sig_, uint32_t(m.bytes), uint32_t(m.moved), 0}, m.buf + m.moved, n)) break;
-      m.moved += n;
-      *moved = true;
-      if (m.moved == m.bytes) {
-        m.done = true;
-        ++finished_;
-        q_->sendStamps_[size_t(m.peer)] = 0;  // the next send to this peer may go in this pass too
-        break;
-      }
-    }
-  }
-  // Receives: the first one still waiting from each peer takes the head of
-  // that peer's queue, fragment by fragment (then the next one may, in the
-  // same pass).
-  for (Msg& m : recvs_) {
-    if (m.done || !q_->firstInPass(q_->recvStamps_, m.peer, pass)) continue;
-    for (const ShmHeader* h; (h = q_->peek(m.peer)) != nullptr;) {
-      if (h->seq < seq_) {  // a leftover of an earlier, mismatched call
-        q_->pop(m.peer);
-        *moved = true;
-        continue;
-      }
-      if (h->seq != seq_ || h->sig != sig_) return {Problem::OtherCall, &m, h->seq, h->bytes};
-      if (h->offset == kShmDescriptor) {
-        if (h->bytes != m.bytes || m.moved) return {Problem::Size, &m, h->seq, h->bytes};
-        ShmDescriptor* d = ShmQueues::descriptorOf(h);
-        auto revoked = [&] { return d->state.load(std::memory_order_acquire) == ShmDescriptor::kRevoked; };
-        if (revoked()) return {Problem::Revoked, &m, h->seq, h->bytes};
-        // A read that fails on a revoked descriptor found the buffer gone.
-        if (const int err = q_->readFrom(m.peer, d, m.buf, m.bytes))
-          return {revoked() ? Problem::Revoked : Problem::Unreadable, &m, h->seq, h->bytes, err};
-        // Claimed after reading: a sender that revoked first may have freed
-        // or reused the buffer while it was read.
-        uint32_t posted = ShmDescriptor::kPosted;
-        if (!d->state.compare_exchange_strong(posted, ShmDescriptor::kTaken, std::memory_order_acq_rel))
-          return {Problem::Revoked, &m, h->seq, h->bytes};
-        q_->pop(m.peer);
-        m.moved = m.bytes;
-        m.done = true;
-        ++finished_;
-        *moved = true;
-        q_->recvStamps_[size_t(m.peer)] = 0;
-        break;
-      }
-      if (h->bytes != m.bytes || h->offset != m.moved) return {Problem::Size, &m, h->seq, h->bytes};
-      const size_t n = std::min(kShmBytes, m.bytes - m.moved);
-      q_->copyOut(m.peer, m.buf + m.moved, n);
-      q_->pop(m.peer);
-      m.moved += n;
-      *moved = true;
-      if (m.moved == m.bytes) {
-        m.done = true;
-        ++finished_;
-        q_->recvStamps_[size_t(m.peer)] = 0;
-        break;
-      }
-    }
-  }
-  return p;
-}
-
-void ShmRound::revoke() {
-  for (Msg& m : sends_)
-    if (m.posted && !m.done) {
-      q_->revoke(m.peer, m.index);
-      m.done = true;
-      ++finished_;
-    }
-}
-
-long ShmRound::strayFrom(int peer) const {
-  if (!q_ || !q_->reaches(peer)) return -1;
-  for (const Msg& m : recvs_)
-    if (m.peer == peer && !m.done) return -1;  // progress() takes (or judges) it
-  const ShmHeader* h = q_->peek(peer);
-  return h && h->seq == seq_ ? long(h->bytes) : -1;
-}
-
-void ShmRound::describe(const std::function<void(const std::string&)>& add) const {
-  auto part = [](const Msg& m) { return m.moved ? " (" + bytesText(m.moved) + " of it moved)" : std::string(); };
-  for (const Msg& m : recvs_)
-    if (!m.done) add("waiting for " + bytesText(m.bytes) + " from rank " + std::to_string(m.peer) + part(m));
-  for (const Msg& m : sends_)
-    if (m.posted && !m.done)
-      add("waiting for rank " + std::to_string(m.peer) + " to read " + bytesText(m.bytes) + " (single copy)");
-    else if (!m.done)
-      add("waiting for rank " + std::to_string(m.peer) + " to take " + bytesText(m.bytes) + part(m) +
-          " (its shared-memory queue from this rank is full)");
 }
 
 }  // namespace sc

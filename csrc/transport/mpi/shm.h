@@ -1,14 +1,15 @@
 // Shared-memory queues between the ranks of one node, for the MPI transport's
 // small messages (at most ShmQueues::maxBytes()).
 //
-// Every ordered pair of ranks on a node (j -> i) has a queue in memory that
-// both map: the sender copies a message into it, a fragment of at most
-// kShmBytes at a time, and publishes each; the receiver copies them out and
-// frees their room. That is one copy in, one copy out and, for a message of
-// up to 32 bytes, one cache line handed over (shm.cpp, the segment's
-// layout), with no matching and no request. A queue holds up to 256 small
-// messages (fewer on nodes of more than 33 ranks) or four of 4 KiB, so a
-// sender runs that far ahead of its receiver, as MPI's eager sends do: on a
+// Every ordered pair of ranks on a node (j -> i) has a queue of slots in
+// memory that both map: the sender copies a message into the next free
+// slots, a fragment of at most kShmBytes each, and publishes them;
+// the receiver copies them out and frees the slots. That is one copy in, one
+// copy out and, for a message of up to 32 bytes, one cache line handed over
+// (shm.cpp, the segment's layout), with no matching and no request. When
+// its 4 slots are taken, a sender spills fragments into a deeper part of the
+// queue (128 lines), so it runs ahead of a receiver that waits for a core as
+// far as MPI's eager sends do, while the slots it reuses stay in cache: on a
 // node, MPI's own path (Open MPI's pml and shared-memory btl) costs several
 // times that for small messages, and more again when ranks outnumber cores.
 //
@@ -56,11 +57,12 @@
 
 namespace sc {
 
-constexpr size_t kShmBytes = 4096;      // the largest fragment
-constexpr size_t kShmRing = 4 * kShmBytes;  // a queue's ring for fragments' bytes past their line
-constexpr uint64_t kShmMaxLines = 256;  // slot lines per queue, at most (fewer on large nodes)
-constexpr size_t kShmLine = 64;         // a slot line: stamp, header, the fragment's first bytes
-constexpr size_t kShmInline = 32;       // a fragment's bytes in its slot line
+constexpr size_t kShmBytes = 4096;  // a slot's bytes: the largest fragment
+constexpr uint64_t kShmSlots = 4;   // slots per queue
+constexpr size_t kShmLine = 64;     // a slot's first line: stamp, header, the first bytes
+constexpr size_t kShmInline = 32;   // a fragment's bytes in its slot line
+constexpr uint64_t kShmSpillLines = 128;        // spill lines per queue, at most (fewer on large nodes)
+constexpr size_t kShmSpillRing = 2 * kShmBytes;  // a queue's ring for spilled fragments' other bytes
 
 // What a slot says of its fragment.
 struct ShmHeader {
@@ -68,7 +70,7 @@ struct ShmHeader {
   uint32_t sig;     // the call's signature hash
   uint32_t bytes;   // the whole message's size
   uint32_t offset;  // where the fragment starts in it; kShmDescriptor: the slot holds a ShmDescriptor
-  uint32_t at;      // where its bytes past the line lie in the queue's ring (set by the queue)
+  uint32_t at;      // a spilled fragment: where its bytes past the line lie in the spill ring
 };
 constexpr uint32_t kShmDescriptor = UINT32_MAX;
 
@@ -138,36 +140,49 @@ class ShmQueues {
   }
   uint64_t nextPass() { return ++pass_; }
   // In receiver's segment (indices on this node): the count of fragments
-  // from sender taken, fragment n's slot line, and the queue's ring.
+  // from sender taken, fragment n's slot line and page, spill line k, and
+  // the spill ring.
   std::atomic<uint64_t>& headOf(int receiver, int sender) const;
   char* line(int receiver, int sender, uint64_t n) const;
-  char* ring(int receiver, int sender) const;
+  char* bulk(int receiver, int sender, uint64_t n) const;
+  char* spillLine(int receiver, int sender, uint64_t k) const;
+  char* spillRing(int receiver, int sender) const;
   static std::atomic<uint64_t>& stampOf(char* line) { return *reinterpret_cast<std::atomic<uint64_t>*>(line); }
   // Where a slot line holds the fragment's first bytes, or a descriptor.
   static char* inlineOf(char* line) { return line + kShmLine - kShmInline; }
-  // Sender side: the next slot line of the queue to `to`, with h copied in
-  // and `ringBytes` of its ring reserved (where: h's `at`), its place in
-  // *tail; or null when the queue is full. publish() hands it over.
-  char* freeSlot(int to, ShmHeader h, size_t ringBytes, uint64_t* tail);
-  void publish(int to, uint64_t tail);
+  // Sender side (i: the receiver's index on this node): whether fragment n's
+  // slot is free (the receiver took the slot's last fragment); else a spill
+  // line for fragment n with `ringBytes` of the spill ring reserved (*at:
+  // where), or null when the spill is full too. publish() hands it over.
+  bool slotFree(int i, uint64_t n);
+  char* spill(int i, uint64_t n, size_t ringBytes, uint32_t* at);
+  void publish(int i, char* line, uint64_t n);
+  // Receiver side: the line of the next fragment from i, in its slot or
+  // spilled (*spilled), once published; else null.
+  char* arrived(int i, bool* spilled) const;
   // A single-copy send's descriptor, or null once the receiver popped it.
   ShmDescriptor* unpopped(int to, uint64_t index) const;
 
   std::vector<int> slotOf_;      // per rank of comm: its index on this node, -1 elsewhere or itself
   std::vector<char*> segment_;   // per index on this node: that rank's segment, mapped here
   size_t segmentBytes_ = 0;
-  size_t linesAt_ = 0, ringAt_ = 0;  // where a segment's slot lines and rings start
-  uint64_t lines_ = 0;               // slot lines per queue (a power of two)
+  // Where a segment's slot lines, spill lines, pages and spill rings start.
+  size_t linesAt_ = 0, spillAt_ = 0, bulkAt_ = 0, ringAt_ = 0;
+  uint64_t spillLines_ = 0;  // spill lines per queue (a power of two)
   size_t maxBytes_ = kShmBytes;
   bool singleCopy_ = false;
   std::vector<int> pids_;        // per index on this node: that rank's process
   // Per index on this node, this rank's own counts (never shared): fragments
   // sent into its queue, that queue's head when last read, fragments taken
-  // from its queue into this rank; bytes of its ring reserved so far (a
-  // running count, wrapping skips included), and after fragment n's
-  // reservation (ringEnd_[index * lines_ + n % lines_]: the ring up to there
-  // is free once the receiver took fragment n).
-  std::vector<uint64_t> sent_, headSeen_, taken_, ringSent_, ringEnd_;
+  // from its queue into this rank.
+  std::vector<uint64_t> sent_, headSeen_, taken_;
+  // The same for the spill: the sender's fragment number + 1 last put in
+  // each slot (0: none; index * kShmSlots + slot); spill lines written, and
+  // known taken; per spill line (index * spillLines_ + k % spillLines_) its
+  // fragment's number and where the spill ring is free up to once it is
+  // taken; the spill ring's bytes reserved so far (a running count). The
+  // receiver's spill lines taken.
+  std::vector<uint64_t> lastIn_, spillSent_, spillDone_, spillFrag_, ringEnd_, ringSent_, spillTaken_;
   int mine_ = -1;                // this rank's index on the node
   uint64_t pass_ = 0;
   bool yieldWhenIdle_ = false;
