@@ -12,38 +12,27 @@
 #include <string>
 #include <vector>
 
+#include "mpi_program.h"
 #include "sparcoll/sparcoll.h"
 
-namespace {
-
-int fail(int rank, const std::string& what) {
-  std::fprintf(stderr, "after_finalize: rank %d: FAIL: %s\n", rank, what.c_str());
-  std::fflush(stderr);
-  return 1;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, P = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  const reltest::MpiProgram prog("after_finalize", &argc, &argv);
+  const int rank = prog.rank, P = prog.size;
   scConfig_t cfg = SC_CONFIG_INITIALIZER;
   cfg.timeoutSeconds = 5;
   scComm_t comm = nullptr;
-  if (scCommInitMpi(&comm, nullptr, &cfg) != scSuccess) return fail(rank, scGetLastError(nullptr));
+  if (scCommInitMpi(&comm, nullptr, &cfg) != scSuccess) return prog.fail(scGetLastError(nullptr));
   std::vector<float> x(16, 1.0f);
   if (scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, scAlgoRecDbl, comm, nullptr) != scSuccess)
-    return fail(rank, std::string("before MPI_Finalize: ") + scGetLastError(comm));
-  if (x[0] != float(P)) return fail(rank, "before MPI_Finalize: wrong sum");
+    return prog.fail(std::string("before MPI_Finalize: ") + scGetLastError(comm));
+  if (x[0] != float(P)) return prog.fail("before MPI_Finalize: wrong sum");
   MPI_Finalize();
 
   const scResult_t r = scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, scAlgoRecDbl, comm, nullptr);
   const std::string msg = scGetLastError(comm);
-  if (r != scInvalidUsage) return fail(rank, std::string("after MPI_Finalize: ") + scGetErrorString(r) + ": " + msg);
-  if (msg.find("MPI was finalized") == std::string::npos) return fail(rank, "after MPI_Finalize: " + msg);
-  if (scCommDestroy(comm) != scSuccess) return fail(rank, std::string("scCommDestroy: ") + scGetLastError(nullptr));
+  if (r != scInvalidUsage) return prog.fail(std::string("after MPI_Finalize: ") + scGetErrorString(r) + ": " + msg);
+  if (msg.find("MPI was finalized") == std::string::npos) return prog.fail("after MPI_Finalize: " + msg);
+  if (scCommDestroy(comm) != scSuccess) return prog.fail(std::string("scCommDestroy: ") + scGetLastError(nullptr));
   std::printf("after_finalize: PASS (rank %d: %s)\n", rank, msg.c_str());
   return 0;
 }

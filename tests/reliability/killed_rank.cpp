@@ -21,25 +21,18 @@
 #include <thread>
 #include <vector>
 
+#include "mpi_program.h"
 #include "sparcoll/sparcoll.h"
 
 namespace {
 
 constexpr double kDeadline = 2.0;
 
-int fail(int rank, const std::string& what) {
-  std::fprintf(stderr, "killed_rank: rank %d: FAIL: %s\n", rank, what.c_str());
-  std::fflush(stderr);
-  return 1;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, P = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  const reltest::MpiProgram prog("killed_rank", &argc, &argv);
+  const int rank = prog.rank, P = prog.size;
   const bool during = argc > 1 && std::strcmp(argv[1], "during") == 0;
   const int victim = P - 1;
   // The survivors' own MPI communicator, made while everyone is alive.
@@ -49,11 +42,11 @@ int main(int argc, char** argv) {
   scConfig_t cfg = SC_CONFIG_INITIALIZER;
   cfg.timeoutSeconds = kDeadline;
   scComm_t comm = nullptr;
-  if (scCommInitMpi(&comm, nullptr, &cfg) != scSuccess) return fail(rank, scGetLastError(nullptr));
+  if (scCommInitMpi(&comm, nullptr, &cfg) != scSuccess) return prog.fail(scGetLastError(nullptr));
   const size_t n = during ? (size_t(8) << 20) : 4096;  // 32 MiB of floats: long enough to die inside
   std::vector<float> x(n, 1.0f);
   if (scAllReduce(x.data(), x.data(), n, scFloat32, scSum, scAlgoRing, comm, nullptr) != scSuccess)
-    return fail(rank, std::string("warm-up: ") + scGetLastError(comm));
+    return prog.fail(std::string("warm-up: ") + scGetLastError(comm));
   MPI_Barrier(MPI_COMM_WORLD);
 
   if (rank == victim) {
@@ -80,25 +73,25 @@ int main(int argc, char** argv) {
   std::printf("killed_rank: rank %d: %s after %.2f s: %s\n", rank, scGetErrorString(r), took, msg.c_str());
   std::fflush(stdout);
   int bad = 0;
-  if (r != scTimeout && r != scRemoteError) bad = fail(rank, "expected a timeout or remote error");
-  if (took > kDeadline + 1.0) bad = fail(rank, "took longer than the deadline + 1 s");
-  if (msg.find("rank ") == std::string::npos) bad = fail(rank, "the message names no rank");
+  if (r != scTimeout && r != scRemoteError) bad = prog.fail("expected a timeout or remote error");
+  if (took > kDeadline + 1.0) bad = prog.fail("took longer than the deadline + 1 s");
+  if (msg.find("rank ") == std::string::npos) bad = prog.fail("the message names no rank");
   // Shrink needs ULFM; this MPI may lack it, and then says so.
   scComm_t shrunk = nullptr;
   const int ex[] = {victim};
   const scResult_t s = scCommShrink(comm, ex, 1, &shrunk);
   if (s == scSuccess) scCommDestroy(shrunk);
   else if (s != scInvalidUsage || std::string(scGetLastError(comm)).find("ULFM") == std::string::npos)
-    bad = fail(rank, std::string("scCommShrink: ") + scGetLastError(comm));
-  if (scCommDestroy(comm) != scSuccess) bad = fail(rank, std::string("destroy: ") + scGetLastError(nullptr));
+    bad = prog.fail(std::string("scCommShrink: ") + scGetLastError(comm));
+  if (scCommDestroy(comm) != scSuccess) bad = prog.fail(std::string("destroy: ") + scGetLastError(nullptr));
 
   // The job goes on over the survivors' MPI communicator.
   scComm_t next = nullptr;
-  if (scCommInitMpi(&next, &survivors, &cfg) != scSuccess) return fail(rank, scGetLastError(nullptr));
+  if (scCommInitMpi(&next, &survivors, &cfg) != scSuccess) return prog.fail(scGetLastError(nullptr));
   std::vector<int32_t> y(1000, rank + 1);
   if (scAllReduce(y.data(), y.data(), y.size(), scInt32, scSum, scAlgoRing, next, nullptr) != scSuccess)
-    bad = fail(rank, std::string("allreduce after: ") + scGetLastError(next));
-  else if (y[0] != (P - 1) * P / 2) bad = fail(rank, "wrong result after: " + std::to_string(y[0]));
+    bad = prog.fail(std::string("allreduce after: ") + scGetLastError(next));
+  else if (y[0] != (P - 1) * P / 2) bad = prog.fail("wrong result after: " + std::to_string(y[0]));
   scCommDestroy(next);
   int anyBad = 0;
   MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, survivors);
