@@ -186,8 +186,8 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   // ranks than cores: 16 KiB where larger messages go by single copy, else
   // 32 KiB (measured: the queues' second copy costs more than single copy
   // from 32 KiB, and more than MPI's hand-overs from 64 KiB). Either way 4
-  // slots per queue: 8 and 16 measured within noise of 4 on dense graphs,
-  // and 16 helped the sparsest graph at 8 B but slowed a ring.
+  // slots per queue and the spill behind them (the layout's comment above):
+  // more slots measured within noise of 4 on dense graphs and slowed a ring.
   const bool full = crowded(nodeSize);
   auto limit = [&](long crowdedBytes) { return int(maxSet >= 0 ? maxSet : full ? crowdedBytes : long(kShmBytes)); };
   int limits[2] = {limit(16384), limit(32768)};
