@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/api_guard.h"
+#include "core/hot_tls.h"
 #include "neighbor/create.h"
 #include "neighbor/meta.h"
 
@@ -36,7 +37,7 @@ struct Found {
   Topology* t = nullptr;
   uint64_t epoch = 0;
 };
-thread_local Found tlsFound;
+thread_local Found tlsFound SC_HOT_TLS;
 
 Topology& lookup(scTopology_t h) {
   SC_ARG(h != nullptr, "topology is NULL");
@@ -61,11 +62,13 @@ scResult_t withTopology(scTopology_t h, F&& body, bool collective = false) {
 
 const char* const kAlgoNames[] = {"auto", "naive", "combining", "hierarchical", "native"};
 
-size_t bytesOf(size_t elems, scDataType_t dt, const char* what) {
-  const size_t esz = dtypeSize(dt);
-  SC_ARG(elems <= size_t(PTRDIFF_MAX) / esz, what, " of ", elems, " elements of ", dtypeName(dt),
-         " exceeds the largest possible buffer");
-  return elems * esz;
+// elems elements of esz bytes (dt's), refused past the largest possible
+// buffer. Checked without a division: it runs on every call.
+size_t bytesOf(size_t elems, size_t esz, scDataType_t dt, const char* what) {
+  size_t bytes = 0;
+  SC_ARG(!__builtin_mul_overflow(elems, esz, &bytes) && bytes <= size_t(PTRDIFF_MAX), what, " of ", elems,
+         " elements of ", dtypeName(dt), " exceeds the largest possible buffer");
+  return bytes;
 }
 
 void checkCall(const Topology& t, scDataType_t dt, scNbrAlgo_t algo, void* stream) {
@@ -179,12 +182,14 @@ extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, vo
                                           scNbrAlgo_t algo, scTopology_t topo, void* stream) {
   return withTopology(topo, [&](Topology& t) {
     checkCall(t, dt, algo, stream);
-    const size_t in = t.sources.size();
-    SC_ARG(in == 0 || sendcount <= SIZE_MAX / in, "sendcount ", sendcount, " times indegree ", in, " overflows");
-    const size_t blockBytes = bytesOf(sendcount, dt, "sendcount");
-    bytesOf(sendcount * in, dt, "recv");
+    const size_t in = t.sources.size(), esz = dtypeSize(dt);
+    size_t total = 0;
+    SC_ARG(!__builtin_mul_overflow(sendcount, in, &total), "sendcount ", sendcount, " times indegree ", in,
+           " overflows");
+    const size_t blockBytes = bytesOf(sendcount, esz, dt, "sendcount");
+    bytesOf(total, esz, dt, "recv");
     checkBuffer(t, send, sendcount, "send");
-    checkBuffer(t, recv, sendcount * in, "recv");
+    checkBuffer(t, recv, total, "recv");
     setCall(*t.comm, {"scNeighborAllGather", sendcount, dt, -1, kAlgoNames[algo]});
     if (sendcount == 0) return;  // every rank passes the same sendcount: nothing moves anywhere
     Layout& L = t.uniform;  // sendcount 0 returned above, so the first call builds it
@@ -203,20 +208,20 @@ extern "C" scResult_t scNeighborAllGatherV(const void* send, size_t sendcount, v
                                            void* stream) {
   return withTopology(topo, [&](Topology& t) {
     checkCall(t, dt, algo, stream);
-    const size_t in = t.sources.size();
+    const size_t in = t.sources.size(), esz = dtypeSize(dt);
     if (in) SC_ARG(recvcounts && displs, "recvcounts and displs must not be NULL with indegree ", in);
-    size_t blockBytes = bytesOf(sendcount, dt, "sendcount"), span = 0;
+    size_t blockBytes = bytesOf(sendcount, esz, dt, "sendcount"), span = 0;
     Layout L;
     L.uniform = false;
     L.sendcount = sendcount;
     for (size_t e = 0; e < in; ++e) {
       SC_ARG(recvcounts[e] <= SIZE_MAX - displs[e], "displs[", e, "] + recvcounts[", e, "] overflows");
-      blockBytes = std::max(blockBytes, bytesOf(recvcounts[e], dt, "a recvcount"));
+      blockBytes = std::max(blockBytes, bytesOf(recvcounts[e], esz, dt, "a recvcount"));
       span = std::max(span, displs[e] + recvcounts[e]);
       L.counts.push_back(recvcounts[e]);
       L.displs.push_back(displs[e]);
     }
-    bytesOf(span, dt, "recv");
+    bytesOf(span, esz, dt, "recv");
     checkBuffer(t, send, sendcount, "send");
     checkBuffer(t, recv, span, "recv");
     checkDisjoint(L);

@@ -18,8 +18,7 @@ void naiveOps(const Call& k, const void* send, void* recv, const Layout& L, std:
 
 void naive(Call& k, const void* send, void* recv, const Layout& L) {
   copySelf(k, send, recv, L);
-  // Kept by the thread: a round per call, and no allocation once warm.
-  thread_local std::vector<P2POp> ops;
+  std::vector<P2POp>& ops = k.t.ops;
   naiveOps(k, send, recv, L, ops);
   k.c.exchange(ops);
 }

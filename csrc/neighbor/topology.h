@@ -90,6 +90,10 @@ class Topology {
   Cost cost[scNumNbrAlgos];    // per algorithm, maxima over ranks (agreed at creation)
   std::shared_ptr<void> native;  // the transport's own neighbourhood (MPI: dist-graph communicator)
   Layout uniform;                // the allgather's last layout, reused while its sendcount stays
+  // naive's and native's messages, kept from call to call (no allocation
+  // once warm; calls on a topology never overlap: its communicator holds
+  // each one).
+  mutable std::vector<P2POp> ops;
 
   const InNbr& inNbr(int r) const;  // r must be an in-neighbour
   bool remote(int r) const { return nodeOf[size_t(r)] != nodeOf[size_t(rank)]; }

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/hot_tls.h"
 #include "transport/mpi/util.h"
 #include "transport/mpi/wait.h"
 
@@ -15,11 +16,20 @@ namespace {
 
 constexpr size_t kMaxChunk = size_t(1) << 30;
 
-struct SpareRound {
-  void* p = nullptr;
-  ~SpareRound() { ::operator delete(p); }
+// A thread's spare round memory (operator new below). The pointer itself
+// is trivially destructible, so that reading it needs no guard (which
+// would be a __tls_get_addr call per access); a second variable, touched
+// once per thread, frees the spare when the thread ends.
+thread_local void* tlsSpare SC_HOT_TLS = nullptr;
+thread_local bool tlsSpareArmed SC_HOT_TLS = false;
+struct FreeSpare {
+  bool armed = false;
+  ~FreeSpare() {
+    ::operator delete(tlsSpare);
+    tlsSpare = nullptr;
+  }
 };
-thread_local SpareRound tlsSpare;
+thread_local FreeSpare tlsFreeSpare;
 
 class MpiRound final : public Round {
  public:
@@ -136,15 +146,19 @@ class MpiRound final : public Round {
   // A call posts a round or more: the thread keeps one round's memory for
   // its next, instead of a malloc and a free per round.
   static void* operator new(size_t n) {
-    if (void* p = tlsSpare.p) {
-      tlsSpare.p = nullptr;
+    if (void* p = tlsSpare) {
+      tlsSpare = nullptr;
       return p;
     }
     return ::operator new(n);
   }
   static void operator delete(void* p) {
-    if (tlsSpare.p) ::operator delete(p);
-    else tlsSpare.p = p;
+    if (tlsSpare) return ::operator delete(p);
+    if (!tlsSpareArmed) {
+      tlsSpareArmed = true;
+      tlsFreeSpare.armed = true;  // constructs it: its destructor runs at the thread's end
+    }
+    tlsSpare = p;
   }
 
  private:
