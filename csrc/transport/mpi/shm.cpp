@@ -261,6 +261,31 @@ ShmQueues::~ShmQueues() {
     if (s) munmap(s, segmentBytes_);
 }
 
+namespace {
+
+// A fragment's first bytes (at most kShmInline) to or from its slot line. A
+// memcpy of a variable length is a call into libc; these are a few fixed-size
+// moves, two overlapping ones per size class (the small messages' path).
+void copyInline(void* dst, const void* src, size_t n) {
+  auto two = [&](auto word) {
+    constexpr size_t w = sizeof word;
+    decltype(word) a, b;
+    std::memcpy(&a, src, w);
+    std::memcpy(&b, static_cast<const char*>(src) + n - w, w);
+    std::memcpy(dst, &a, w);
+    std::memcpy(static_cast<char*>(dst) + n - w, &b, w);
+  };
+  struct Pair {
+    uint64_t x, y;
+  };
+  if (n >= 16) two(Pair{});
+  else if (n >= 8) two(uint64_t{});
+  else if (n >= 4) two(uint32_t{});
+  else if (n) std::memcpy(dst, src, n);
+}
+
+}  // namespace
+
 std::atomic<uint64_t>& ShmQueues::headOf(int receiver, int sender) const {
   return *reinterpret_cast<std::atomic<uint64_t>*>(segment_[size_t(receiver)] + size_t(sender) * kShmLine);
 }
@@ -335,7 +360,7 @@ bool ShmQueues::trySend(int to, const ShmHeader& h, const void* data, size_t byt
     rest = spillRing(i, mine_) + head.at;
   }
   std::memcpy(l + 8, &head, sizeof head);
-  if (first) std::memcpy(inlineOf(l), data, first);
+  copyInline(inlineOf(l), data, first);
   if (bytes > first) std::memcpy(rest + first, static_cast<const char*>(data) + first, bytes - first);
   if (inSlot) lastIn_[size_t(i) * kShmSlots + n % kShmSlots] = n + 1;
   else ++spillSent_[size_t(i)];
@@ -361,15 +386,16 @@ const ShmHeader* ShmQueues::peek(int from) const {
   return l ? reinterpret_cast<const ShmHeader*>(l + 8) : nullptr;
 }
 
-void ShmQueues::copyOut(int from, void* dst, size_t bytes) const {
+// The line of the fragment peek() returned: in its slot, or spilled.
+char* ShmQueues::lineOf(const ShmHeader* h) { return const_cast<char*>(reinterpret_cast<const char*>(h)) - 8; }
+bool ShmQueues::spilled(int i, const ShmHeader* h) const { return lineOf(h) != line(mine_, i, taken_[size_t(i)]); }
+
+void ShmQueues::copyOut(int from, const ShmHeader* h, void* dst, size_t bytes) const {
   const int i = slotOf_[size_t(from)];
-  bool spilled;
-  char* l = arrived(i, &spilled);
   const size_t first = std::min(bytes, kShmInline);
-  if (first) std::memcpy(dst, inlineOf(l), first);
+  copyInline(dst, inlineOf(lineOf(h)), first);
   if (bytes <= first) return;
-  const char* rest = spilled ? spillRing(mine_, i) + reinterpret_cast<const ShmHeader*>(l + 8)->at
-                             : bulk(mine_, i, taken_[size_t(i)]);
+  const char* rest = spilled(i, h) ? spillRing(mine_, i) + h->at : bulk(mine_, i, taken_[size_t(i)]);
   std::memcpy(static_cast<char*>(dst) + first, rest + first, bytes - first);
 }
 
@@ -428,11 +454,9 @@ int ShmQueues::readFrom(int from, const ShmDescriptor* d, void* buf, size_t byte
   return 0;
 }
 
-void ShmQueues::pop(int from) {
+void ShmQueues::pop(int from, const ShmHeader* h) {
   const int i = slotOf_[size_t(from)];
-  bool spilled;
-  arrived(i, &spilled);
-  if (spilled) ++spillTaken_[size_t(i)];
+  if (spilled(i, h)) ++spillTaken_[size_t(i)];
   headOf(mine_, i).store(++taken_[size_t(i)], std::memory_order_release);
 }
 

@@ -104,12 +104,12 @@ class ShmQueues {
   // queue to `to`; false when that queue is full (try again later).
   bool trySend(int to, const ShmHeader& h, const void* data, size_t bytes);
   // Receiver side: the oldest fragment from `from` not yet taken, or null.
-  // copyOut copies its first `bytes` out; descriptorOf(h): a single-copy
-  // message's descriptor. pop() frees it.
+  // copyOut copies the first `bytes` of h, what peek returned, out;
+  // descriptorOf(h): a single-copy message's descriptor. pop() frees it.
   const ShmHeader* peek(int from) const;
-  void copyOut(int from, void* dst, size_t bytes) const;
+  void copyOut(int from, const ShmHeader* h, void* dst, size_t bytes) const;
   static ShmDescriptor* descriptorOf(const ShmHeader* h);
-  void pop(int from);
+  void pop(int from, const ShmHeader* h);
 
   // Single copy, sender side: puts a descriptor of buf in the queue to `to`
   // (false when full); *index: its place in the queue. taken: whether the
@@ -160,6 +160,8 @@ class ShmQueues {
   // Receiver side: the line of the next fragment from i, in its slot or
   // spilled (*spilled), once published; else null.
   char* arrived(int i, bool* spilled) const;
+  static char* lineOf(const ShmHeader* h);
+  bool spilled(int i, const ShmHeader* h) const;  // h, peek()'s from queue i, is in a spill line
   // A single-copy send's descriptor, or null once the receiver popped it.
   ShmDescriptor* unpopped(int to, uint64_t index) const;
 

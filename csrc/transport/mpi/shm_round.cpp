@@ -53,7 +53,7 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
     if (m.done || !q_->firstInPass(q_->recvStamps_, m.peer, pass)) continue;
     for (const ShmHeader* h; (h = q_->peek(m.peer)) != nullptr;) {
       if (h->seq < seq_) {  // a leftover of an earlier, mismatched call
-        q_->pop(m.peer);
+        q_->pop(m.peer, h);
         *moved = true;
         continue;
       }
@@ -71,7 +71,7 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
         uint32_t posted = ShmDescriptor::kPosted;
         if (!d->state.compare_exchange_strong(posted, ShmDescriptor::kTaken, std::memory_order_acq_rel))
           return {Problem::Revoked, &m, h->seq, h->bytes};
-        q_->pop(m.peer);
+        q_->pop(m.peer, h);
         m.moved = m.bytes;
         m.done = true;
         ++finished_;
@@ -81,8 +81,8 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
       }
       if (h->bytes != m.bytes || h->offset != m.moved) return {Problem::Size, &m, h->seq, h->bytes};
       const size_t n = std::min(kShmBytes, m.bytes - m.moved);
-      q_->copyOut(m.peer, m.buf + m.moved, n);
-      q_->pop(m.peer);
+      q_->copyOut(m.peer, h, m.buf + m.moved, n);
+      q_->pop(m.peer, h);
       m.moved += n;
       *moved = true;
       if (m.moved == m.bytes) {
