@@ -20,12 +20,18 @@
 namespace sc {
 namespace topk {
 
+// The pool reserves device memory in chunks of this size (measured on an H100,
+// driver 580: a 64 B allocation reserves 32 MiB, a 40 MiB one 64 MiB), and a
+// sync releases whole free chunks while the reserve exceeds the threshold.
+constexpr uint64_t kPoolChunk = uint64_t(32) << 20;
+
 // The current device's default pool keeps at least `bytes` across
 // synchronisations. Its release threshold is 0 unless raised: every sync
 // hands freed memory back to the driver, and the next call pays for fresh
 // allocations again. The threshold grows to the largest call's scratch (a
-// high-water mark) and never shrinks, so a larger threshold set by the
-// application stays, and sparcoll keeps no more than one call needs.
+// high-water mark), rounded up to whole chunks (a threshold below the chunk
+// keeps nothing), and never shrinks, so a larger threshold set by the
+// application stays, and sparcoll keeps what one call needs.
 inline void keepInPool(size_t bytes) {
   int dev = 0;
   cudaMemPool_t pool;
@@ -35,7 +41,7 @@ inline void keepInPool(size_t bytes) {
     (void)cudaGetLastError();  // a tuning hint only: the pool works without it
     return;
   }
-  uint64_t want = bytes;
+  uint64_t want = (uint64_t(bytes) + kPoolChunk - 1) / kPoolChunk * kPoolChunk;
   if (want > cur && cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &want) != cudaSuccess)
     (void)cudaGetLastError();
 }

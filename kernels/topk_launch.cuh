@@ -13,8 +13,8 @@ namespace topk {
 // fixed output (= k); variable output always reads its count back.
 Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call);
 // The split design of the bucketed methods (a warp per small bucket, blocks
-// per chunk of a large one), which approxDevice runs under
-// SPARCOLL_TOPK_KERNEL=split.
+// per chunk of a large one), which approxDevice runs unless
+// SPARCOLL_TOPK_KERNEL=block.
 Outcome approxDeviceSplit(const Params& p, const Buffers& b, const DeviceCall& call);
 // Exact and threshold. Exact knows its count (k) without waiting; threshold
 // always reads the candidate count back.

@@ -50,14 +50,16 @@ size_t mulChecked(size_t a, size_t b) {
 // recvbuf either is exactly the collective's in-place position (inPlace, as
 // sparcoll.h defines it per collective) or shares no byte with sendbuf: the
 // schedules read sendbuf after writing recvbuf, so any other overlap returned
-// garbage without an error. `rule` says what in place means for this call.
+// garbage without an error. `rule()` says what in place means for this call;
+// it is formatted only for the error (a call that passes builds no string).
+template <typename Rule>
 void checkOverlap(const void* send, size_t sendElems, const void* recv, size_t recvElems, scDataType_t dt,
-                  bool inPlace, const std::string& rule) {
+                  bool inPlace, const Rule& rule) {
   const size_t esz = dtypeSize(dt), sb = sendElems * esz, rb = recvElems * esz;
   if (inPlace || !overlaps(send, sb, recv, rb)) return;
   const uintptr_t s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
   SC_THROW(scInvalidArgument, "recvbuf (", rb, " bytes) overlaps sendbuf (", sb, " bytes) at recvbuf = sendbuf ",
-           r >= s ? "+ " : "- ", r >= s ? r - s : s - r, " bytes, which is not in place (", rule,
+           r >= s ? "+ " : "- ", r >= s ? r - s : s - r, " bytes, which is not in place (", rule(),
            "): pass disjoint buffers or the in-place form");
 }
 
@@ -83,7 +85,7 @@ extern "C" scResult_t scAllReduce(const void* send, void* recv, size_t count, sc
     checkOp(op);
     checkBuffers(comm, send, count, recv, count, dt);
     const scAlgo_t a = chooseAlgo(*comm, Coll::AllReduce, algo, count * dtypeSize(dt));
-    checkOverlap(send, count, recv, count, dt, send == recv, "recvbuf == sendbuf");
+    checkOverlap(send, count, recv, count, dt, send == recv, [] { return "recvbuf == sendbuf"; });
     setCall(*comm, {"scAllReduce", count, dt, op, algoName(a)});
     if (count == 0) return;
     Ctx c(*comm, dt, op, stream);
@@ -111,9 +113,9 @@ extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvc
     checkBuffers(comm, send, total, recv, recvcount, dt);
     const scAlgo_t a = chooseAlgo(*comm, Coll::ReduceScatter, algo, total * dtypeSize(dt));
     const size_t rsOff = size_t(comm->rank()) * recvcount * dtypeSize(dt);
-    checkOverlap(send, total, recv, recvcount, dt, static_cast<const char*>(send) + rsOff == recv,
-                 cat("recvbuf == sendbuf + rank*recvcount elements = sendbuf + ", rsOff, " bytes on rank ",
-                     comm->rank()));
+    checkOverlap(send, total, recv, recvcount, dt, static_cast<const char*>(send) + rsOff == recv, [&] {
+      return cat("recvbuf == sendbuf + rank*recvcount elements = sendbuf + ", rsOff, " bytes on rank ", comm->rank());
+    });
     setCall(*comm, {"scReduceScatter", recvcount, dt, op, algoName(a)});
     if (recvcount == 0) return;
     Ctx c(*comm, dt, op, stream);
@@ -146,9 +148,9 @@ extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount
     checkBuffers(comm, send, sendcount, recv, total, dt);
     const scAlgo_t a = chooseAlgo(*comm, Coll::AllGather, algo, total * dtypeSize(dt));
     const size_t agOff = size_t(comm->rank()) * sendcount * dtypeSize(dt);
-    checkOverlap(send, sendcount, recv, total, dt, static_cast<const char*>(recv) + agOff == send,
-                 cat("sendbuf == recvbuf + rank*sendcount elements = recvbuf + ", agOff, " bytes on rank ",
-                     comm->rank()));
+    checkOverlap(send, sendcount, recv, total, dt, static_cast<const char*>(recv) + agOff == send, [&] {
+      return cat("sendbuf == recvbuf + rank*sendcount elements = recvbuf + ", agOff, " bytes on rank ", comm->rank());
+    });
     setCall(*comm, {"scAllGather", sendcount, dt, -1, algoName(a)});
     if (sendcount == 0) return;
     Ctx c(*comm, dt, scSum, stream);

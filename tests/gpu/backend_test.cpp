@@ -204,7 +204,7 @@ TEST(CudaBackend, KnownAnswers) {
       {scFloat16, scSum, 0x0001, 0x0001, 0x0002},  // subnormals
       {scFloat16, scProd, 0x0400, 0x3800, 0x0200}, // 2^-14 * 0.5: normal -> subnormal
       {scFloat16, scMax, 0x7e01, 0x3c00, 0x7e01},  // NaN first: selected as is
-      {scFloat16, scMax, 0x3c00, 0x7e01, 0x3c00},  // NaN second: not selected
+      {scFloat16, scMax, 0x3c00, 0x7e01, 0x7e01},  // NaN second: also that NaN (core/reduce_op.h)
       {scBfloat16, scSum, 0x3f80, 0x3b80, 0x3f80}, // 1 + 2^-8: tie, to even
       {scBfloat16, scSum, 0x3f81, 0x3b80, 0x3f82},
       {scBfloat16, scMin, 0xbf80, 0x3f80, 0xbf80},

@@ -80,6 +80,8 @@ TEST(TopkGpu, FeedbackMatchesTheCpuReference) {
 TEST(TopkGpu, EveryTileShapeMatchesTheCpuReference) {
   SC_REQUIRE_GPU();
 #ifdef SPARCOLL_HAVE_CUDA
+  // The tile shapes belong to the thread-block-per-bucket design.
+  ASSERT_EQ(setenv("SPARCOLL_TOPK_KERNEL", "block", 1), 0);
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
   const size_t n = 70001;
@@ -108,6 +110,7 @@ TEST(TopkGpu, EveryTileShapeMatchesTheCpuReference) {
   EXPECT_EQ(scTopkSelect(dv.p, 1000, scFloat32, &cfg, di.p, dval.p, 1000, nullptr, stream), scInvalidArgument);
   EXPECT_NE(std::string(scGetLastError(nullptr)).find("SPARCOLL_TOPK_TILE"), std::string::npos);
   unsetenv("SPARCOLL_TOPK_TILE");
+  unsetenv("SPARCOLL_TOPK_KERNEL");
   CUDA_OK(cudaStreamDestroy(stream));
 #endif
 }

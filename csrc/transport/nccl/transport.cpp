@@ -127,11 +127,13 @@ class NcclTransport final : public Transport {
     }
   }
 
-  // NCCL >= 2.28 revokes: in-flight work stops, and the communicator stays for
-  // scCommShrink (ncclCommShrink) until destroyed. Older NCCL can only abort.
+  // An NCCL with ncclCommRevoke revokes: in-flight work stops, and the
+  // communicator stays for scCommShrink (ncclCommShrink) until destroyed. Older
+  // NCCL can only abort. The API is found by its flag macro, not by version:
+  // it arrived within the 2.28 series (2.28.3's nccl.h lacks it, 2.28.9 has it).
   void abort() noexcept override {
     if (!comm_ || revoked_) return;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#ifdef NCCL_REVOKE_DEFAULT
     DeviceScope on(device_);
     const ncclResult_t rc = ncclCommRevoke(comm_, NCCL_REVOKE_DEFAULT);
     if (rc == ncclSuccess || rc == ncclInProgress) {

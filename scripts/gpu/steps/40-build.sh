@@ -4,4 +4,11 @@
 # 77 (skipped, with a reason printed) or anything else (fail); its output goes
 # to its log, whose tail lands in the report.
 
-step_build() { cmake --build "$build" -j "$jobs"; }
+# Keeps going past a failed file (ninja -k 0, make -k), so one run lists every
+# file that does not compile against this machine's toolkit and NCCL.
+step_build() {
+  local keep=-k
+  [ "$(generator)" = Ninja ] && keep="-k 0"
+  # shellcheck disable=SC2086  # $keep: one or two words
+  cmake --build "$build" -j "$jobs" -- $keep
+}

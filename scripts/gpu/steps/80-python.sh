@@ -26,17 +26,22 @@ step_python() {
   local t0=$SECONDS
   SPARCOLL_CUDA=$cuda SPARCOLL_MPI=$mpi SPARCOLL_NCCL=AUTO CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL=$jobs \
     "$py" -m pip install -v --no-build-isolation --no-deps --no-index --no-cache-dir --target "$site" \
-      -C build-dir="$build/python-build" "$root/python" > "$logs/python-build.full" 2>&1
+      -C build-dir="$build/python-build" -C install.strip=false "$root/python" > "$logs/python-build.full" 2>&1
   local rc=$?
   grep -E "sparcoll(:| python:)" "$logs/python-build.full" | sort -u
   if [ "$rc" -ne 0 ]; then tail -n 40 "$logs/python-build.full"; echo "pip install failed (exit $rc)"; return 1; fi
   echo "built and installed in $((SECONDS - t0)) s"
+  # With pytest-xdist, tests run in 4 worker processes: a test that crashes its
+  # process is reported as failed and the others still run.
+  local xdist=()
+  "$py" -c 'import xdist' 2>/dev/null && xdist=(-n 4)
+  # (install.strip=false: a crash's backtrace names the library's functions.)
   # PYTHONSAFEPATH: python/ (the source tree, without the compiled module) must
   # not shadow the installed package.
   (cd "$root/python" && PYTHONSAFEPATH=1 PYTHONPATH="$site" PYTHONUNBUFFERED=1 SPARCOLL_TIMEOUT=${SPARCOLL_TIMEOUT:-120} \
      "$py" -c 'import sparcoll; print("sparcoll", sparcoll.__file__, sparcoll.features)' \
    && PYTHONSAFEPATH=1 PYTHONPATH="$site" PYTHONUNBUFFERED=1 SPARCOLL_TIMEOUT=${SPARCOLL_TIMEOUT:-120} \
-     "$py" -m pytest -p no:cacheprovider -ra -v -m gpu tests) > "$logs/python-test.full" 2>&1
+     "$py" -m pytest -p no:cacheprovider -ra -v -m gpu "${xdist[@]}" tests) > "$logs/python-test.full" 2>&1
   rc=$?
   grep -E "PASSED|FAILED|SKIPPED|ERROR|^sparcoll " "$logs/python-test.full" | head -n 80
   tail -n 15 "$logs/python-test.full"
