@@ -213,6 +213,7 @@ void Sweep::dense(std::vector<Point>& out) {
       if (!denseCount(coll, s, P, &count, &full)) continue;
       std::vector<Point> here;
       for (const auto& name : denseAlgorithms(coll)) {
+        if (name == "native" && !plan_.native) continue;
         const scAlgo_t a = scAlgo_t(denseAlgoId(name));
         auto call = [&] {
           const scResult_t rc =

@@ -32,6 +32,7 @@ struct Plan {
   std::vector<double> densities;
   std::vector<size_t> dsopSizes;    // n = m
   bool denseOnly = false;
+  bool native = true;               // measure `native` (device-local communicators have none)
   double budget = 0.25;             // seconds per point
   int minRuns = 3, maxRuns = 20;
 };
