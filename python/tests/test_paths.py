@@ -55,3 +55,40 @@ def test_c_program_against_the_installed_package(tmp_path):
     out = subprocess.run([str(exe)], check=True, stdout=subprocess.PIPE, text=True).stdout.split()
     assert out[0] == sc.__version__
     assert [float(v) for v in out[1:]] == [3.0, 5.0, 7.0, 9.0]
+
+
+def test_library_loads_the_shared_cxx_runtime():
+    """The installed libsparcoll.so needs libstdc++.so.6 and defines none of its
+    symbols. A copy of the C++ runtime linked into it (a compiler without the
+    libstdc++.so development link does that silently) crashed when an error
+    message formatted a number in a process that had loaded PyTorch."""
+    readelf, nm = shutil.which("readelf"), shutil.which("nm")
+    if readelf is None or nm is None:
+        pytest.skip("needs readelf and nm (binutils)")
+    lib = sc.get_library()
+    dyn = subprocess.run([readelf, "-d", lib], check=True, stdout=subprocess.PIPE, text=True).stdout
+    if "libc++.so" in dyn:
+        pytest.skip("built against libc++")
+    assert any("NEEDED" in line and "libstdc++.so" in line for line in dyn.splitlines()), dyn
+    syms = subprocess.run([nm, "-D", "--defined-only", lib], check=True, stdout=subprocess.PIPE, text=True).stdout
+    assert "_ZNSt6locale" not in syms, "libsparcoll.so carries a copy of libstdc++ (defines std::locale)"
+
+
+def test_a_number_in_an_error_message_formats(tmp_path):
+    """An error whose message holds numbers (the overlap check's offsets) comes
+    back as an exception, with torch loaded first when it is installed."""
+    import numpy as np
+    try:
+        import torch  # noqa: F401  the process then holds torch's C++ runtime first
+    except ImportError:
+        pass
+    from sparcoll import _capi, _sparcoll
+    c = sc.local_group(1)[0]
+    try:
+        x = np.arange(64, dtype=np.float32)
+        p = x.ctypes.data
+        with pytest.raises(sc.SparcollError, match=r"recvbuf = sendbuf \+ 8 bytes"):
+            _sparcoll.allreduce(c._h, p, p + 8, 16, _capi.DTYPES["float32"], _capi.OPS["sum"],
+                                _capi.ALGOS["ring"], 0)
+    finally:
+        c.close()
