@@ -157,11 +157,9 @@ class SparseAllReduce final : public Tool {
   std::vector<uint64_t> indices(uint64_t N, uint64_t k, int rank, uint64_t seed) const;
   void header(const Context& ctx) const;
   void summary(const Context& ctx, const std::vector<Row>& rows) const;
-  // Device-local communicators have no native collective: the "native"
-  // baseline is then the library's dense allreduce (auto).
-  static bool baselineIsAuto(const Context& ctx) {
-    return ctx.info.device && ctx.info.transport == scTransportLocal;
-  }
+  // Without a native collective (device-local communicators) the "native"
+  // baseline is the library's dense allreduce (auto).
+  static bool baselineIsAuto(const Context& ctx) { return !ctx.info.hasNative(); }
 
   std::vector<double> densities_{0.001, 0.01, 0.1, 0.5};
   std::string dist_ = "uniform";

@@ -27,6 +27,10 @@ struct RunInfo {
   bool hasOp = true;
   std::string baseline = "native";  // algorithm the ratios are relative to
   int root = -1;                     // the root column: -r for rooted tools, else -1 (nccl-tests)
+
+  // Device-local communicators (the local transport on GPU buffers) have no
+  // native collective.
+  bool hasNative() const { return !(device && transport == scTransportLocal); }
 };
 
 struct RankState {

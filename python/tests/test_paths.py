@@ -74,7 +74,7 @@ def test_library_loads_the_shared_cxx_runtime():
     assert "_ZNSt6locale" not in syms, "libsparcoll.so carries a copy of libstdc++ (defines std::locale)"
 
 
-def test_a_number_in_an_error_message_formats(tmp_path):
+def test_a_number_in_an_error_message_formats():
     """An error whose message holds numbers (the overlap check's offsets) comes
     back as an exception, with torch loaded first when it is installed."""
     import numpy as np

@@ -123,8 +123,7 @@ class TuneTool final : public Tool {
     p.densities = densities_;
     p.dsopSizes = dsopSizes_;
     p.denseOnly = denseOnly_;
-    // The local transport's native collectives work on host memory only.
-    p.native = !(rs.device && s.transport == scTransportLocal);
+    p.native = ctx.info.hasNative();
     p.budget = budget_;
     p.maxRuns = quick_ ? 10 : 20;
     // Sparse: a few N from the dense range, each 16 x the last, 16 KiB to 64 MiB.

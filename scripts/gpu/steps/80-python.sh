@@ -24,6 +24,7 @@ step_python() {
   local cuda=${SPARCOLL_PY_CUDA:-ON}
   echo "+ SPARCOLL_CUDA=$cuda SPARCOLL_MPI=$mpi CMAKE_ARGS='$cmake_args' $py -m pip install --no-build-isolation --no-deps --no-index --target $site -C build-dir=$build/python-build ./python"
   local t0=$SECONDS
+  # install.strip=false: a crash's backtrace names the library's functions.
   SPARCOLL_CUDA=$cuda SPARCOLL_MPI=$mpi SPARCOLL_NCCL=AUTO CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL=$jobs \
     "$py" -m pip install -v --no-build-isolation --no-deps --no-index --no-cache-dir --target "$site" \
       -C build-dir="$build/python-build" -C install.strip=false "$root/python" > "$logs/python-build.full" 2>&1
@@ -35,7 +36,6 @@ step_python() {
   # process is reported as failed and the others still run.
   local xdist=()
   "$py" -c 'import xdist' 2>/dev/null && xdist=(-n 4)
-  # (install.strip=false: a crash's backtrace names the library's functions.)
   # PYTHONSAFEPATH: python/ (the source tree, without the compiled module) must
   # not shadow the installed package.
   (cd "$root/python" && PYTHONSAFEPATH=1 PYTHONPATH="$site" PYTHONUNBUFFERED=1 SPARCOLL_TIMEOUT=${SPARCOLL_TIMEOUT:-120} \
