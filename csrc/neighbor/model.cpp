@@ -139,14 +139,37 @@ double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
   });
 }
 
-scNbrAlgo_t chooseAlgo(const Topology& t, double bytes) {
+namespace {
+
+scNbrAlgo_t pick(const Topology& t, double bytes) {
   const double b = std::min(bytes, 1.8e19);
   if (const int r = model::ruleFor(t.comm->model, model::kCollNeighborAllGather, uint64_t(b)); r > 0)
     return scNbrAlgo_t(r);
   scNbrAlgo_t best = scNbrNaive;
+  double bestSeconds = predictSeconds(t, best, bytes);
   for (scNbrAlgo_t a : {scNbrCombining, scNbrHierarchical})
-    if (predictSeconds(t, a, bytes) < predictSeconds(t, best, bytes)) best = a;
+    if (const double s = predictSeconds(t, a, bytes); s < bestSeconds) best = a, bestSeconds = s;
   return best;
+}
+
+}  // namespace
+
+// The pick depends on the block size alone (the model and the topology's
+// figures are fixed at creation), and working it out costs ~800
+// instructions: auto on an 8-byte block took 1.3x naive's instructions per
+// call, and ran ~10 % slower than naive where it picked naive
+// (bench/results/neighbor-cpu-mpi-2026-11-25-percall.md). So the last pick is
+// kept, with its size, in one word: (bytes + 1) << 3 | algo.
+scNbrAlgo_t chooseAlgo(const Topology& t, double bytes) {
+  static_assert(scNumNbrAlgos <= 8, "the packed pick holds an algorithm in 3 bits");
+  constexpr double kPackable = double(uint64_t(1) << 60);
+  if (!(bytes >= 0 && bytes < kPackable && bytes == double(uint64_t(bytes)))) return pick(t, bytes);
+  const uint64_t key = (uint64_t(bytes) + 1) << 3;
+  const uint64_t last = t.lastPick.load(std::memory_order_relaxed);
+  if ((last & ~uint64_t(7)) == key) return scNbrAlgo_t(last & 7);
+  const scNbrAlgo_t a = pick(t, bytes);
+  t.lastPick.store(key | uint64_t(a), std::memory_order_relaxed);
+  return a;
 }
 
 }  // namespace sc::nbr

@@ -4,6 +4,7 @@
 // (naive.cpp, combining.cpp, hierarchical.cpp, native.cpp) only read them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -94,6 +95,9 @@ class Topology {
   // once warm; calls on a topology never overlap: its communicator holds
   // each one).
   mutable std::vector<P2POp> ops;
+  // auto's last pick, packed by chooseAlgo (model.cpp); atomic, for the
+  // estimate calls, which may run beside a collective on this topology.
+  mutable std::atomic<uint64_t> lastPick{0};
 
   const InNbr& inNbr(int r) const;  // r must be an in-neighbour
   bool remote(int r) const { return nodeOf[size_t(r)] != nodeOf[size_t(rank)]; }
