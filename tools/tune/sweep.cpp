@@ -108,32 +108,50 @@ bool Sweep::denseCount(const std::string& coll, size_t bytes, int P, size_t* cou
   return *count > 0;
 }
 
-Point Sweep::timePoint(Point p, const std::function<void()>& call) {
+// The algorithms of one point take turns: a run of each per turn, in an
+// order rotated every turn, so that drift and background load over the point
+// hit them alike. Timed one algorithm after another instead, two algorithms
+// that send the same messages (ring and Rabenseifner at P = 2) measured up to
+// 19 % apart in one campaign (bench/results/model-2026-11-25-shm-lazytext.md).
+std::vector<Point> Sweep::timeTogether(std::vector<Point> pts, const std::vector<std::function<void()>>& calls) {
   using scbench::now;
-  call();  // warm-up: scratch memory, connections, caches
-  rs_.sync();
-  g_.barrier();
-  const double t0 = now();
-  call();
-  rs_.sync();
-  const double once = std::max(g_.max(now() - t0), 1e-7);
-  // Runs of back-to-back calls long enough for the timer and the barrier's
-  // skew to vanish, so that maxRuns of them fill the budget.
-  p.batch = std::clamp(long(plan_.budget / plan_.maxRuns / once), 1L, 100000L);
-  std::vector<double> runs;
-  double spent = 0;
-  while (int(runs.size()) < plan_.maxRuns && (int(runs.size()) < plan_.minRuns || spent < plan_.budget)) {
-    g_.barrier();
-    const double s = now();
-    for (long i = 0; i < p.batch; ++i) call();
+  const size_t n = pts.size();
+  for (size_t i = 0; i < n; ++i) {
+    calls[i]();  // warm-up: scratch memory, connections, caches
     rs_.sync();
-    const double t = g_.max((now() - s) / double(p.batch));  // the same on every rank: the loop agrees
-    runs.push_back(t);
-    spent += t * double(p.batch);
+    g_.barrier();
+    const double t0 = now();
+    calls[i]();
+    rs_.sync();
+    const double once = std::max(g_.max(now() - t0), 1e-7);
+    // Runs of back-to-back calls long enough for the timer and the barrier's
+    // skew to vanish, so that maxRuns of them fill the budget.
+    pts[i].batch = std::clamp(long(plan_.budget / plan_.maxRuns / once), 1L, 100000L);
   }
-  p.seconds = median(runs);
-  p.runs = int(runs.size());
-  return p;
+  std::vector<std::vector<double>> runs(n);
+  std::vector<double> spent(n, 0.0);
+  // Every rank sees the same times (maxima over ranks), so every rank stops
+  // at the same turn.
+  auto done = [&](int turns) {
+    return turns >= plan_.maxRuns ||
+           (turns >= plan_.minRuns && *std::min_element(spent.begin(), spent.end()) >= plan_.budget);
+  };
+  for (int turn = 0; !done(turn); ++turn)
+    for (size_t j = 0; j < n; ++j) {
+      const size_t i = (j + size_t(turn)) % n;
+      g_.barrier();
+      const double s = now();
+      for (long c = 0; c < pts[i].batch; ++c) calls[i]();
+      rs_.sync();
+      const double t = g_.max((now() - s) / double(pts[i].batch));
+      runs[i].push_back(t);
+      spent[i] += t * double(pts[i].batch);
+    }
+  for (size_t i = 0; i < n; ++i) {
+    pts[i].seconds = median(runs[i]);
+    pts[i].runs = int(runs[i].size());
+  }
+  return pts;
 }
 
 namespace {
@@ -180,7 +198,7 @@ void Sweep::pingpong(int a, int b, const std::string& level, std::vector<Point>&
             rc != scSuccess)
           callFailed(rs_, "scNeighborAllGather (ping-pong)", rc);
     };
-    Point p = timePoint({"pingpong", level, n, double(n)}, call);
+    Point p = timeTogether({{"pingpong", level, n, double(n)}}, {call}).front();
     p.seconds /= 2;  // one way
     out.push_back(p);
     progress(verbose && r == 0, fmt("%s %d<->%d %s", level.c_str(), a, b, humanBytes(double(n)).c_str()), {p});
@@ -206,26 +224,38 @@ void Sweep::dense(std::vector<Point>& out) {
   Buffer send = rs_.alloc(maxB), recv = rs_.alloc(maxB);
   rs_.write(send.data(), maxB / 4, scFloat32, [](uint64_t i) { return double(i % 7); });
   // Sizes outermost, so that drift over the run touches every algorithm alike.
+  //
+  // Broadcasts rotate their root call by call. From one root, back-to-back
+  // broadcasts overlap: the root returns once its messages are on their way,
+  // and the next call starts before the last rank has the data, so a loop
+  // times the root's sending (2 KiB at P = 2 in 0.4 us, a third of a message's
+  // latency), not the broadcast the model prices. The next call's root is the
+  // rank the previous tree serves last (relative rank 1: binomial's root sends
+  // to it last), and it starts that call only once it has the data.
+  int broadcasts = 0;
   for (size_t s : plan_.sizes)
     for (const std::string coll : {"allreduce", "reduce_scatter", "allgather", "broadcast"}) {
       size_t count;
       double full;
       if (!denseCount(coll, s, P, &count, &full)) continue;
-      std::vector<Point> here;
+      std::vector<Point> pts;
+      std::vector<std::function<void()>> calls;
       for (const auto& name : denseAlgorithms(coll)) {
         if (name == "native" && !plan_.native) continue;
         const scAlgo_t a = scAlgo_t(denseAlgoId(name));
-        auto call = [&] {
+        calls.push_back([&, a, name, count] {
           const scResult_t rc =
               coll == "allreduce" ? scAllReduce(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
               : coll == "reduce_scatter"
                   ? scReduceScatter(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
               : coll == "allgather" ? scAllGather(send.data(), recv.data(), count, scFloat32, a, rs_.comm, rs_.stream)
-                                    : scBroadcast(recv.data(), count, scFloat32, 0, a, rs_.comm, rs_.stream);
+                                    : scBroadcast(recv.data(), count, scFloat32, broadcasts++ % P, a, rs_.comm,
+                                                  rs_.stream);
           if (rc != scSuccess) callFailed(rs_, coll + " (" + name + ")", rc);
-        };
-        here.push_back(timePoint({coll, name, count, full}, call));
+        });
+        pts.push_back({coll, name, count, full});
       }
+      const std::vector<Point> here = timeTogether(pts, calls);
       progress(verbose && rs_.rank == 0, humanBytes(full), here);
       out.insert(out.end(), here.begin(), here.end());
     }
@@ -248,18 +278,19 @@ void Sweep::sparse(std::vector<Point>& out) {
       Buffer bi = rs_.alloc(k * 4), bv = rs_.alloc(k * 4);
       rs_.write(bi.data(), k, scUint32, [&](uint64_t i) { return double(idx[i]); });
       rs_.write(bv.data(), k, scFloat32, [](uint64_t i) { return double(1 + i % 3); });
-      std::vector<Point> here;
+      std::vector<Point> pts;
+      std::vector<std::function<void()>> calls;
       for (const auto& name : sparseAlgorithms()) {
         const scSparseAlgo_t a = scSparseAlgo_t(sparseAlgoId(name));
-        auto call = [&] {
+        calls.push_back([&, a, name, k, N] {
           if (const scResult_t rc = scSparseAllReduce(bi.data(), bv.data(), k, N, scIndexU32, scFloat32, scSum, a,
                                                       dense.data(), rs_.comm, rs_.stream);
               rc != scSuccess)
             callFailed(rs_, "scSparseAllReduce (" + name + ")", rc);
-        };
-        Point p{"sparse_allreduce", name, N, double(N * 4), d};
-        here.push_back(timePoint(p, call));
+        });
+        pts.push_back({"sparse_allreduce", name, N, double(N * 4), d});
       }
+      const std::vector<Point> here = timeTogether(pts, calls);
       progress(verbose && rs_.rank == 0, fmt("%s d=%g", humanBytes(double(N * 4)).c_str(), d), here);
       out.insert(out.end(), here.begin(), here.end());
     }
@@ -275,16 +306,18 @@ void Sweep::dsop(std::vector<Point>& out) {
     Buffer a = rs_.alloc(n * 4), b = rs_.alloc(n * 4), G = rs_.alloc(n * n * so);
     rs_.write(a.data(), n, scFloat32, [&](uint64_t i) { return double(int(i % 5) - 2 + rs_.rank); });
     rs_.write(b.data(), n, scFloat32, [](uint64_t i) { return double(int(i % 3) - 1); });
-    std::vector<Point> here;
+    std::vector<Point> pts;
+    std::vector<std::function<void()>> calls;
     for (const auto& name : dsopAlgorithms()) {
       const scDsopAlgo_t algo = scDsopAlgo_t(dsopAlgoId(name));
-      auto call = [&] {
+      calls.push_back([&, algo, name, n] {
         if (const scResult_t rc = scDsop(a.data(), n, b.data(), n, G.data(), scFloat32, algo, rs_.comm, rs_.stream);
             rc != scSuccess)
           callFailed(rs_, "scDsop (" + name + ")", rc);
-      };
-      here.push_back(timePoint({"dsop", name, n, double(n * n * so)}, call));
+      });
+      pts.push_back({"dsop", name, n, double(n * n * so)});
     }
+    const std::vector<Point> here = timeTogether(pts, calls);
     progress(verbose && rs_.rank == 0, fmt("n=m=%zu", n), here);
     out.insert(out.end(), here.begin(), here.end());
   }

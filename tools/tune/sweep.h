@@ -1,9 +1,11 @@
 // What sparcoll-tune measures, on every rank of the run: ping-pong between
 // pairs of ranks, the dense collectives with each explicit algorithm, sparse
 // allreduce and DSOP with each of theirs. Every point is timed the same way
-// (timePoint): warm-up, then runs of back-to-back calls until a time budget is
-// spent (at least minRuns, at most maxRuns runs); a run's time per call is the
-// maximum over ranks, and the point's time is the median over runs.
+// (timeTogether): warm-up, then runs of back-to-back calls until a time budget
+// is spent (at least minRuns, at most maxRuns runs); a run's time per call is
+// the maximum over ranks, and the point's time is the median over runs. The
+// algorithms of one collective and size take turns, a run each, in an order
+// rotated every turn.
 #pragma once
 
 #include <functional>
@@ -76,8 +78,12 @@ class Sweep {
   // Prints one line per point on rank 0 as the sweep goes (progress).
   bool verbose = true;
 
+  // The points of one collective and size, calls[i] making a call of pts[i]'s
+  // algorithm: each one's time, runs and batch filled in. Collective over
+  // the group: every rank passes the same points.
+  std::vector<Point> timeTogether(std::vector<Point> pts, const std::vector<std::function<void()>>& calls);
+
  private:
-  Point timePoint(Point p, const std::function<void()>& call);
 
   scbench::Group& g_;
   scbench::RankState& rs_;
