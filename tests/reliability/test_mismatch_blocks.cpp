@@ -1,8 +1,8 @@
 // Point-to-point messages whose sizes disagree, with nothing in the call's
 // signature to tell (a neighbour allgatherv: counts are per rank). Rank 0
 // sends a block of one size; its receivers expect another. The sizes lie on
-// both sides of the MPI transport's limits: its shared-memory queues' (4 KiB
-// with a core per rank, 32 KiB where ranks outnumber cores, in fragments of
+// both sides of the MPI transport's limits: its shared-memory queues' (16 KiB,
+// or 32 KiB without single copy where ranks outnumber cores, in fragments of
 // 4 KiB) and its staging limit (4 KiB: smaller messages are received into
 // posted staging slots, larger ones through matched probes), so each pairing
 // is covered: both in the queues (in one fragment or several), both staged,

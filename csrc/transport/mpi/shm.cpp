@@ -182,15 +182,21 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   if (!on) return nullptr;
 
   // The largest message through the queues, the same on every rank of the
-  // node (the smallest any rank asks for). A core per rank: 4 KiB. More
-  // ranks than cores: 16 KiB where larger messages go by single copy, else
-  // 32 KiB (measured: the queues' second copy costs more than single copy
-  // from 32 KiB, and more than MPI's hand-overs from 64 KiB). Either way 4
-  // slots per queue and the spill behind them (the layout's comment above):
-  // more slots measured within noise of 4 on dense graphs and slowed a ring.
+  // node (the smallest any rank asks for): 16 KiB where larger messages go
+  // by single copy; without it, 32 KiB where ranks outnumber cores, else
+  // 16 KiB. Measured where ranks outnumber cores (8 on 2 cores): the queues'
+  // second copy costs more than single copy from 32 KiB, and more than MPI's
+  // hand-overs from 64 KiB. With a core per rank (2 ranks on 2 cores,
+  // alternating runs, bench/results/mpi-shm-limit-2026-11-25.txt), an 8 KiB
+  // message through the queues took 1.8 us against 4.3 us by single copy
+  // (5.7 us through MPI), 16 KiB 3.1 against 4.9, and 32 KiB a queue's
+  // 8 fragments stalled the sender behind its 2-fragment spill ring (18.9 us
+  // against 6.8). Either way 4 slots per queue and the spill behind them (the
+  // layout's comment above): more slots measured within noise of 4 on dense
+  // graphs and slowed a ring.
   const bool full = crowded(nodeSize);
-  auto limit = [&](long crowdedBytes) { return int(maxSet >= 0 ? maxSet : full ? crowdedBytes : long(kShmBytes)); };
-  int limits[2] = {limit(16384), limit(32768)};
+  auto limit = [&](long bytes) { return int(maxSet >= 0 ? maxSet : bytes); };
+  int limits[2] = {limit(16384), limit(full ? 32768 : 16384)};
   mpiCheck(MPI_Allreduce(MPI_IN_PLACE, limits, 2, MPI_INT, MPI_MIN, node), "MPI_Allreduce");
   std::unique_ptr<ShmQueues> q(new ShmQueues);
   q->mine_ = index;

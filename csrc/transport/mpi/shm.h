@@ -13,13 +13,12 @@
 // node, MPI's own path (Open MPI's pml and shared-memory btl) costs several
 // times that for small messages, and more again when ranks outnumber cores.
 //
-// How large a message the queues take depends on the node. With a core per
-// rank, at most 4 KiB: above that single copy (below) or MPI's single-copy
-// path is faster. Where the node's ranks outnumber its cores, every
-// hand-over through MPI (its rendezvous, a probe) waits for the peer to get
-// a core, and the queues win further: at most 16 KiB where larger messages
-// go by single copy, else 32 KiB (above that, their second copy costs more
-// than MPI's hand-overs). SPARCOLL_MPI_SHM_MAX_BYTES sets the limit.
+// How large a message the queues take: at most 16 KiB where larger messages
+// go by single copy (below), which is faster above that. Without single
+// copy, where the node's ranks outnumber its cores, every hand-over through
+// MPI (its rendezvous, a probe) waits for the peer to get a core, and the
+// queues take up to 32 KiB (above that, their second copy costs more than
+// MPI's hand-overs). SPARCOLL_MPI_SHM_MAX_BYTES sets the limit.
 //
 // Larger messages between the ranks of a node go by single copy where the
 // kernel lets one process read another's memory (Cross Memory Attach,
