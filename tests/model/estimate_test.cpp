@@ -398,12 +398,8 @@ TEST(Estimate, NeighborRoundIsAlphaPlusMessageOverheads) {
       writeTuning(tuningJson(R"([{"transport": ")" + tr + R"(", "alpha": 1e-5, "beta": 1e-9, "gamma": 0}])"));
   const scConfig_t cfg = configWith(file.c_str());
   sctest::run(P, [&](scComm_t comm, int rank) {
-    std::vector<int> others;
-    for (int q = 0; q < P; ++q)
-      if (q != rank) others.push_back(q);
-    scTopology_t t = nullptr;
-    ASSERT_EQ(scTopologyCreate(&t, comm, P - 1, others.data(), P - 1, others.data()), scSuccess)
-        << scGetLastError(comm);
+    const scTopology_t t = completeTopology(comm, rank, P);
+    ASSERT_NE(t, nullptr);
     for (size_t bytes : {size_t(8), size_t(1024), size_t(1) << 20}) {
       double s = 0;
       ASSERT_EQ(scTopologyEstimateTime(t, bytes, scNbrNaive, &s, nullptr), scSuccess) << scGetLastError(comm);

@@ -105,12 +105,9 @@ TEST(KeptPick, NeighborAutoFollowsEveryCallsSize) {
   const int P = 4;
   ScopedEnv rpn("SPARCOLL_RANKS_PER_NODE", "2");
   sctest::run(P, [&](scComm_t comm, int rank) {
-    std::vector<int> others;
-    for (int q = 0; q < P; ++q)
-      if (q != rank) others.push_back(q);
-    scTopology_t t = nullptr;
-    ASSERT_EQ(scTopologyCreate(&t, comm, P - 1, others.data(), P - 1, others.data()), scSuccess)
-        << scGetLastError(comm);
+    const std::vector<int> others = othersThan(rank, P);
+    const scTopology_t t = completeTopology(comm, rank, P);
+    ASSERT_NE(t, nullptr);
     std::set<int> picks;
     for (size_t bytes : {size_t(8), size_t(1) << 21, size_t(8), size_t(4096), size_t(1) << 16, size_t(1) << 21,
                          size_t(64), size_t(1) << 16, size_t(4096), size_t(8)}) {

@@ -13,6 +13,7 @@
 #include "common/harness.h"
 #include "core/error.h"
 #include "model/tuning.h"
+#include "sparcoll/neighbor.h"
 
 namespace mtest {
 namespace {
@@ -62,6 +63,21 @@ scConfig_t configWith(const char* tuningFile) {
   scConfig_t cfg = sctest::testConfig();
   cfg.tuningFile = tuningFile;
   return cfg;
+}
+
+std::vector<int> othersThan(int rank, int P) {
+  std::vector<int> v;
+  for (int q = 0; q < P; ++q)
+    if (q != rank) v.push_back(q);
+  return v;
+}
+
+scTopology_t completeTopology(scComm_t comm, int rank, int P) {
+  const std::vector<int> others = othersThan(rank, P);
+  scTopology_t t = nullptr;
+  EXPECT_EQ(scTopologyCreate(&t, comm, P - 1, others.data(), P - 1, others.data()), scSuccess)
+      << scGetLastError(comm);
+  return t;
 }
 
 }  // namespace mtest

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/harness.h"
+#include "sparcoll/neighbor.h"
 #include "sparcoll/sparcoll.h"
 
 namespace mtest {
@@ -24,5 +26,11 @@ using sctest::ScopedEnv;  // common/harness.h
 
 // A config with a 60 s deadline and the given tuning file (NULL: none).
 scConfig_t configWith(const char* tuningFile);
+
+// Every rank of 0..P-1 but `rank`, ascending.
+std::vector<int> othersThan(int rank, int P);
+// The complete graph on comm's P ranks (collective); NULL, with a failure
+// recorded, when scTopologyCreate fails.
+scTopology_t completeTopology(scComm_t comm, int rank, int P);
 
 }  // namespace mtest
