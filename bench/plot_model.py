@@ -25,6 +25,14 @@ Prediction error is predicted / measured - 1 over the explicit algorithms
 auto's time / the best algorithm's time - 1, at every size (and density).
 
   python3 bench/plot_model.py bench/results/model-2026-11-24 -o bench/results/model-2026-11-24
+
+With --launches, it compares two or more campaign directories measured the
+same way instead: per network and P, how far apart separate launches measure
+the same point (collective, explicit dense algorithm, size), from their
+NET-pP-raw.jsonl (the tuning runs) and NET-pP-validate.jsonl files. A model
+fitted on one launch and judged on another cannot be more accurate than that.
+
+  python3 bench/plot_model.py --launches DIR1 DIR2 [DIR3...] [-o PREFIX]
 """
 import argparse
 import collections
@@ -252,11 +260,80 @@ def plot(runs, outdir):
     return written
 
 
+RAW = re.compile(r"^(?P<net>[a-z0-9.]+)-p(?P<P>\d+)-(?P<kind>raw|validate)\.jsonl$")
+
+
+def measured(directory):
+    """{(net, P, kind): {(collective, algorithm, bytes): seconds}} of a
+    campaign's dense explicit algorithms (native and broadcast left out: the
+    errors leave native out, and broadcast was timed from one root before
+    2026-11-25)."""
+    out = collections.defaultdict(dict)
+    for name in sorted(os.listdir(directory)):
+        m = RAW.match(name)
+        if not m:
+            continue
+        with open(os.path.join(directory, name)) as f:
+            for p in (json.loads(line) for line in f if line.strip()):
+                if p.get("collective") in DENSE[:3] and p.get("algorithm") != "native" and p.get("seconds", 0) > 0:
+                    out[(m.group("net"), int(m.group("P")), m.group("kind"))][
+                        (p["collective"], p["algorithm"], p["bytes"])] = p["seconds"]
+    return out
+
+
+def launches(directories):
+    """The report of --launches: per (network, P), max(t_a, t_b) / min(t_a,
+    t_b) - 1 over every pair of directories and every point both measured."""
+    runs = [measured(d) for d in directories]
+    keys = sorted({(net, P) for r in runs for net, P, _ in r}, key=lambda k: (network_key(k[0]), k[1]))
+    lines = [
+        "# The same points measured in separate launches",
+        "",
+        "Campaigns: " + ", ".join(f"`{os.path.basename(d.rstrip('/'))}`" for d in directories) + ". Per network "
+        "and P, the slower launch's time over the faster's, minus 1, for every point (collective, explicit algorithm, size; allreduce, reduce-scatter "
+        "and allgather) that two launches both measured, over every pair of campaigns, tuning and validation "
+        "runs apart.",
+        "",
+        "| network | P | points | median | 90th percentile | max |",
+        "|---|---|---|---|---|---|",
+    ]
+    rows = 0
+    for net, P in keys:
+        d = []
+        for a in range(len(runs)):
+            for b in range(a + 1, len(runs)):
+                for kind in ("raw", "validate"):
+                    x, y = runs[a].get((net, P, kind), {}), runs[b].get((net, P, kind), {})
+                    d += [max(x[k], y[k]) / min(x[k], y[k]) - 1 for k in x.keys() & y.keys()]
+        if not d:
+            continue
+        d.sort()
+        rows += 1
+        lines.append(f"| {network_label(net)} | {P} | {len(d)} | {100 * statistics.median(d):.1f} % | "
+                     f"{100 * d[min(len(d) - 1, int(0.9 * len(d)))]:.1f} % | {100 * d[-1]:.1f} % |")
+    if not rows:
+        raise SystemExit("plot_model: no point measured in two of " + ", ".join(directories))
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("directory", help="a campaign directory (scripts/model-campaign --out)")
-    ap.add_argument("-o", "--output", required=True, help="prefix: writes PREFIX.md and PREFIX/NET.png")
+    ap.add_argument("directory", nargs="?", help="a campaign directory (scripts/model-campaign --out)")
+    ap.add_argument("-o", "--output", help="prefix: writes PREFIX.md and PREFIX/NET.png (with --launches: PREFIX.md)")
+    ap.add_argument("--launches", nargs="+", metavar="DIR",
+                    help="compare these campaign directories' measurements of the same points")
     args = ap.parse_args(argv)
+    if args.launches:
+        if args.directory or len(args.launches) < 2:
+            ap.error("--launches takes two or more campaign directories, and no other directory")
+        text = launches(args.launches)
+        if args.output:
+            with open(args.output + ".md", "w") as f:
+                f.write(text)
+        print(text)
+        return
+    if not args.directory or not args.output:
+        ap.error("a campaign directory and -o PREFIX are required (or --launches DIR DIR...)")
     runs = load(args.directory)
     text = report(runs, args.directory)
     with open(args.output + ".md", "w") as f:

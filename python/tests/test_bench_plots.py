@@ -115,3 +115,42 @@ def test_model_campaign_empty(tmp_path):
     proc = subprocess.run([sys.executable, str(MODEL_SCRIPT), str(tmp_path), "-o", str(tmp_path / "r")],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     assert proc.returncode != 0 and "no NET-pP-check.jsonl files" in proc.stdout
+
+
+def _raw(path, times):
+    """A --raw file: the source line, then one point per (collective, algorithm, bytes): seconds."""
+    rows = [{"source": {"tool": "sparcoll-tune"}}]
+    rows += [{"collective": c, "algorithm": a, "bytes": b, "seconds": t} for (c, a, b), t in times.items()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_model_launches(tmp_path):
+    # Two campaigns: shm P = 2 measured 10 %, 20 % and 40 % apart on three points both have (native,
+    # broadcast and a point only one has are left out); tcp P = 4 only in one campaign.
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    _raw(a / "shm-p2-raw.jsonl", {("allreduce", "ring", 1024): 1.0, ("allgather", "recdbl", 4096): 2.0,
+                                  ("allreduce", "native", 1024): 1.0, ("broadcast", "binomial", 1024): 1.0,
+                                  ("reduce_scatter", "ring", 64): 5.0})
+    _raw(b / "shm-p2-raw.jsonl", {("allreduce", "ring", 1024): 1.1, ("allgather", "recdbl", 4096): 2.4,
+                                  ("allreduce", "native", 1024): 9.0, ("broadcast", "binomial", 1024): 9.0})
+    _raw(a / "shm-p2-validate.jsonl", {("allreduce", "rabenseifner", 2048): 1.4})
+    _raw(b / "shm-p2-validate.jsonl", {("allreduce", "rabenseifner", 2048): 1.0})
+    _raw(a / "tcp-p4-raw.jsonl", {("allreduce", "ring", 1024): 1.0})
+    out = tmp_path / "launches"
+    proc = subprocess.run([sys.executable, str(MODEL_SCRIPT), "--launches", str(a), str(b), "-o", str(out)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout
+    md = out.with_suffix(".md").read_text()
+    assert "| shared memory | 2 | 3 | 20.0 % | 40.0 % | 40.0 % |" in md, md
+    assert "TCP" not in md, md
+    # One directory, or none in common, is refused.
+    proc = subprocess.run([sys.executable, str(MODEL_SCRIPT), "--launches", str(a)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert proc.returncode == 2 and "two or more campaign directories" in proc.stdout
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = subprocess.run([sys.executable, str(MODEL_SCRIPT), "--launches", str(a), str(empty)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert proc.returncode != 0 and "no point measured in two of" in proc.stdout
