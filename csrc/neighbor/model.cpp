@@ -157,9 +157,10 @@ scNbrAlgo_t pick(const Topology& t, double bytes) {
 // The pick depends on the block size alone (the model and the topology's
 // figures are fixed at creation), and working it out costs ~800
 // instructions: auto on an 8-byte block took 1.3x naive's instructions per
-// call, and ran ~10 % slower than naive where it picked naive
-// (bench/results/neighbor-cpu-mpi-2026-11-25-percall.md). So the last pick is
-// kept, with its size, in one word: (bytes + 1) << 3 | algo.
+// call (callgrind), and 1.11x naive's time at blocks up to 1 KiB where it
+// ran naive (1.06x with the pick kept; bench/results/
+// neighbor-cpu-mpi-2026-11-25-keptpick.md). So the last pick is kept, with
+// its size, in one word: (bytes + 1) << 3 | algo.
 scNbrAlgo_t chooseAlgo(const Topology& t, double bytes) {
   static_assert(scNumNbrAlgos <= 8, "the packed pick holds an algorithm in 3 bits");
   constexpr double kPackable = double(uint64_t(1) << 60);
