@@ -41,22 +41,16 @@ inline double predictSeconds(const scComm& comm, Coll coll, scAlgo_t algo, size_
 // Resolves scAlgoAuto (config / SPARCOLL_ALGO, the tuning file's rules, then
 // the model) and validates the algorithm for the collective.
 //
-// auto's pick depends on the collective and the size alone (the model is
-// fixed when the communicator is made), and working it out costs ~2,000
-// instructions, a fifth of a whole 8-byte allreduce on two ranks (callgrind).
-// So each collective's last pick is kept, with its size, in one word:
-// (bytes + 1) << 3 | algo.
+// auto's pick depends on the collective and the size alone, and working it
+// out costs ~2,000 instructions, a fifth of a whole 8-byte allreduce on two
+// ranks (callgrind): each collective's last pick is kept (core/kept_pick.h).
 inline scAlgo_t chooseAlgo(const scComm& comm, Coll coll, scAlgo_t requested, size_t bytes) {
-  static_assert(scNumAlgos <= 8, "the packed pick holds an algorithm in 3 bits");
+  static_assert(scNumAlgos <= KeptPick::kAlgos, "a kept pick holds an algorithm in 3 bits");
   const size_t slot = size_t(coll);
-  if (requested != scAlgoAuto || bytes >= (size_t(1) << 60) || slot >= std::size(comm.densePick))
+  if (requested != scAlgoAuto || slot >= std::size(comm.densePick))
     return model::chooseDense(comm.model, coll, requested, bytes);
-  const uint64_t key = (uint64_t(bytes) + 1) << 3;
-  const uint64_t last = comm.densePick[slot].load(std::memory_order_relaxed);
-  if ((last & ~uint64_t(7)) == key) return scAlgo_t(last & 7);
-  const scAlgo_t a = model::chooseDense(comm.model, coll, requested, bytes);
-  comm.densePick[slot].store(key | uint64_t(a), std::memory_order_relaxed);
-  return a;
+  return scAlgo_t(
+      comm.densePick[slot].get(bytes, [&] { return model::chooseDense(comm.model, coll, requested, bytes); }));
 }
 
 }  // namespace sc

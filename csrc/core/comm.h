@@ -13,6 +13,7 @@
 #include "core/call.h"
 #include "core/deadline.h"
 #include "core/dtype.h"
+#include "core/kept_pick.h"
 #include "core/scratch.h"
 #include "core/trace.h"
 #include "model/model.h"
@@ -69,9 +70,9 @@ struct scComm {
   std::string abortReason;
   std::string lastError;
   sc::model::Model model;  // what every auto of this communicator decides on
-  // Each dense collective's last auto pick, with its size (algo/dense.h:
-  // chooseAlgo), by sc::Coll (a scCollective_t).
-  mutable std::atomic<uint64_t> densePick[scNumCollectives] = {};
+  // Each dense collective's last auto pick (algo/dense.h: chooseAlgo), by
+  // sc::Coll (a scCollective_t).
+  sc::KeptPick densePick[scNumCollectives];
   // Collective calls started so far (this one included while it runs): the
   // transport tags the call's messages with it, so leftovers of a mismatched
   // call can never be taken by a later one. A call counts once its arguments

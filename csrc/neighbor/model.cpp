@@ -159,18 +159,13 @@ scNbrAlgo_t pick(const Topology& t, double bytes) {
 // instructions: auto on an 8-byte block took 1.3x naive's instructions per
 // call (callgrind), and 1.11x naive's time at blocks up to 1 KiB where it
 // ran naive (1.06x with the pick kept; bench/results/
-// neighbor-cpu-mpi-2026-11-25-keptpick.md). So the last pick is kept, with
-// its size, in one word: (bytes + 1) << 3 | algo.
+// neighbor-cpu-mpi-2026-11-25-keptpick.md). So the last pick is kept
+// (core/kept_pick.h).
 scNbrAlgo_t chooseAlgo(const Topology& t, double bytes) {
-  static_assert(scNumNbrAlgos <= 8, "the packed pick holds an algorithm in 3 bits");
-  constexpr double kPackable = double(uint64_t(1) << 60);
-  if (!(bytes >= 0 && bytes < kPackable && bytes == double(uint64_t(bytes)))) return pick(t, bytes);
-  const uint64_t key = (uint64_t(bytes) + 1) << 3;
-  const uint64_t last = t.lastPick.load(std::memory_order_relaxed);
-  if ((last & ~uint64_t(7)) == key) return scNbrAlgo_t(last & 7);
-  const scNbrAlgo_t a = pick(t, bytes);
-  t.lastPick.store(key | uint64_t(a), std::memory_order_relaxed);
-  return a;
+  static_assert(scNumNbrAlgos <= KeptPick::kAlgos, "a kept pick holds an algorithm in 3 bits");
+  // A whole number of bytes below 2^64 (callers pass a size_t's): kept.
+  if (!(bytes >= 0 && bytes < 0x1p64 && bytes == double(uint64_t(bytes)))) return pick(t, bytes);
+  return scNbrAlgo_t(t.lastPick.get(uint64_t(bytes), [&] { return pick(t, bytes); }));
 }
 
 }  // namespace sc::nbr

@@ -4,13 +4,13 @@
 // (naive.cpp, combining.cpp, hierarchical.cpp, native.cpp) only read them.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "algo/ctx.h"
+#include "core/kept_pick.h"
 #include "sparcoll/neighbor.h"
 
 namespace sc::nbr {
@@ -95,9 +95,7 @@ class Topology {
   // once warm; calls on a topology never overlap: its communicator holds
   // each one).
   mutable std::vector<P2POp> ops;
-  // auto's last pick, packed by chooseAlgo (model.cpp); atomic, for the
-  // estimate calls, which may run beside a collective on this topology.
-  mutable std::atomic<uint64_t> lastPick{0};
+  KeptPick lastPick;  // auto's (model.cpp: chooseAlgo)
 
   const InNbr& inNbr(int r) const;  // r must be an in-neighbour
   bool remote(int r) const { return nodeOf[size_t(r)] != nodeOf[size_t(rank)]; }
