@@ -90,6 +90,8 @@ void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats,
   r.morePeers = 0;
   r.phase = nullptr;
   r.step = r.steps = 0;
+  r.hadNested = false;
+  if (CallRecord* outer = open()) outer->hadNested = true;
   // A nested call (DSOP's allreduce) may have reused the slot of its caller
   // when the ring is that small: that caller is then no longer in flight here.
   for (size_t i = 0; i < open_.size(); ++i)
@@ -106,13 +108,37 @@ void Recorder::round(const std::vector<P2POp>& ops, const char* phase, int step,
   r->phase = phase;
   r->step = step;
   r->steps = steps;
+  // Each message's peer is looked up in a small hash set of the call's peers
+  // (one probe or two), not in the list so far: a call with many neighbours
+  // posts many messages. A call nested in this one took over the set: then
+  // the list is searched.
   for (const P2POp& o : ops) {
-    bool seen = false;
-    for (int p : r->peers) seen = seen || p == o.peer;
-    if (seen) continue;
+    if (r->hadNested) {
+      bool seen = false;
+      for (int p : r->peers) seen = seen || p == o.peer;
+      if (seen) continue;
+    } else if (!firstSight(r->seq, o.peer)) {
+      continue;
+    }
     if (r->peers.size() < CallRecord::kMaxPeers) r->peers.push_back(o.peer);
-    else ++r->morePeers;  // an overcount when a peer past the cap recurs; a hint, not a census
+    else ++r->morePeers;
   }
+}
+
+bool Recorder::firstSight(uint64_t seq, int peer) {
+  // Open addressing with linear probing; a slot of another call is free. A
+  // call only ever adds, so a peer it added lies before the first free slot
+  // on its probe path.
+  size_t i = (uint32_t(peer) * 2654435761u) >> (32 - kPeerSetBits);
+  for (size_t k = 0; k < peerSet_.size(); ++k, i = (i + 1) & (peerSet_.size() - 1)) {
+    PeerSlot& s = peerSet_[i];
+    if (s.seq != seq) {
+      s = {seq, peer};
+      return true;
+    }
+    if (s.peer == peer) return false;
+  }
+  return true;  // more distinct peers than slots: counted again (morePeers overcounts)
 }
 
 void Recorder::end(uint64_t fromSeq, scResult_t status, const std::string& error, const scStats_t& stats) {

@@ -5,6 +5,7 @@
 // communicator rank, that tools/sparcoll-trace-merge joins for Perfetto.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -27,9 +28,10 @@ struct CallRecord {
   uint64_t bytesSent = 0, bytesRecv = 0;  // the call's traffic (scStats_t); the totals so far while in flight
   uint32_t rounds = 0;                    // rounds posted (the mismatch check's included)
   std::vector<int> peers;                 // distinct peers, first use first (at most kMaxPeers kept)
-  uint32_t morePeers = 0;                 // peers beyond those
+  uint32_t morePeers = 0;                 // distinct peers beyond those (exact up to 128 peers in all)
   const char* phase = nullptr;            // where the schedule last posted a round (Ctx::phase)
   int step = 0, steps = 0;
+  bool hadNested = false;                 // a call ran inside this one (Recorder::round)
   static constexpr size_t kMaxPeers = 64;
 };
 
@@ -60,6 +62,15 @@ class Recorder {
   std::vector<CallRecord> ring_;
   size_t keep_, next_ = 0, used_ = 0;
   std::vector<size_t> open_;  // ring slots of calls in flight, outermost first
+  // The peers of the innermost call in flight, for round(): a set of 128
+  // slots, each holding a peer and the call (seq) that put it there.
+  bool firstSight(uint64_t seq, int peer);  // whether peer is new to call seq (now added)
+  static constexpr int kPeerSetBits = 7;
+  struct PeerSlot {
+    uint64_t seq = 0;  // 0: no call (calls are numbered from 1)
+    int peer = 0;
+  };
+  std::array<PeerSlot, size_t(1) << kPeerSetBits> peerSet_{};
   std::FILE* trace_ = nullptr;
   bool first_ = true;
   const int rank_, size_;

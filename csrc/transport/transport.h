@@ -55,6 +55,8 @@ class Transport {
   }
   uint64_t callSeq() const { return seq_; }
 
+  // Null where there is nothing to wait for (a transport may return it for
+  // a round without messages).
   virtual std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void* stream,
                                       const Deadline& dl) = 0;
   virtual void barrier(void* stream, const Deadline& dl) = 0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/harness.h"
+#include "core/trace.h"
 #include "reliability/reliability_util.h"
 
 namespace {
@@ -134,3 +135,44 @@ TEST(FlightRecorder, DumpedOnTimeout) {
 }
 
 }  // namespace
+
+// The recorder lists each peer of a call once, in order of first use, however
+// many messages go to it, and counts the distinct peers past its cap exactly;
+// a call nested in another (DSOP's allreduce) keeps its own list, and the
+// outer call's list stays free of repeats after it.
+TEST(FlightRecorder, PeersOncePerCall) {
+  constexpr int P = 100;
+  sc::Recorder rec(4, "", 0, P, "local");
+  char b = 0;
+  auto ops = [&](std::initializer_list<int> peers) {
+    std::vector<sc::P2POp> v;
+    for (int p : peers) v.push_back({sc::P2POp::Send, p, &b, 1});
+    for (int p : peers) v.push_back({sc::P2POp::Recv, p, &b, 1});
+    return v;
+  };
+  scStats_t st{};
+  const auto now = std::chrono::steady_clock::now();
+  rec.begin(1, {"outer"}, st, now);
+  rec.round(ops({3, 1, 3}), nullptr, 0, 0);
+  rec.round(ops({1, 7}), nullptr, 0, 0);
+  rec.begin(2, {"inner"}, st, now);
+  rec.round(ops({7, 5, 7}), nullptr, 0, 0);
+  rec.end(1, scSuccess, "", st);
+  rec.round(ops({5, 7, 3, 9}), nullptr, 0, 0);
+  rec.end(0, scSuccess, "", st);
+  // Past the cap (64 peers): 90 distinct peers, each in several messages.
+  rec.begin(3, {"wide"}, st, now);
+  for (int rep = 0; rep < 3; ++rep) {
+    std::vector<sc::P2POp> v;
+    for (int p = 0; p < 90; ++p) v.push_back({sc::P2POp::Send, p, &b, 1});
+    rec.round(v, nullptr, 0, 0);
+  }
+  rec.end(2, scSuccess, "", st);
+  const std::string d = rec.dump();
+  EXPECT_TRUE(has(d, "#1 outer(")) << d;
+  EXPECT_TRUE(has(d, "3 rounds, peers 3 1 7 5 9\n")) << d;
+  EXPECT_TRUE(has(d, "1 round, peers 7 5\n")) << d;
+  std::string wide = "3 rounds, peers";
+  for (int p = 0; p < 64; ++p) wide += " " + std::to_string(p);
+  EXPECT_TRUE(has(d, wide + " and 26 more\n")) << d;
+}
