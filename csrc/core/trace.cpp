@@ -90,8 +90,6 @@ void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats,
   r.morePeers = 0;
   r.phase = nullptr;
   r.step = r.steps = 0;
-  r.hadNested = false;
-  if (CallRecord* outer = open()) outer->hadNested = true;
   // A nested call (DSOP's allreduce) may have reused the slot of its caller
   // when the ring is that small: that caller is then no longer in flight here.
   for (size_t i = 0; i < open_.size(); ++i)
@@ -110,16 +108,9 @@ void Recorder::round(const std::vector<P2POp>& ops, const char* phase, int step,
   r->steps = steps;
   // Each message's peer is looked up in a small hash set of the call's peers
   // (one probe or two), not in the list so far: a call with many neighbours
-  // posts many messages. A call nested in this one took over the set: then
-  // the list is searched.
+  // posts many messages.
   for (const P2POp& o : ops) {
-    if (r->hadNested) {
-      bool seen = false;
-      for (int p : r->peers) seen = seen || p == o.peer;
-      if (seen) continue;
-    } else if (!firstSight(r->seq, o.peer)) {
-      continue;
-    }
+    if (!firstSight(r->seq, o.peer)) continue;
     if (r->peers.size() < CallRecord::kMaxPeers) r->peers.push_back(o.peer);
     else ++r->morePeers;
   }
@@ -142,10 +133,11 @@ bool Recorder::firstSight(uint64_t seq, int peer) {
 }
 
 void Recorder::end(uint64_t fromSeq, scResult_t status, const std::string& error, const scStats_t& stats) {
-  bool dumpIt = false;
+  bool dumpIt = false, popped = false;
   while (CallRecord* r = open()) {
     if (r->seq <= fromSeq) break;
     open_.pop_back();
+    popped = true;
     r->durUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - r->t0).count();
     r->status = status;
     r->bytesSent = stats.bytesSent - r->bytesSent;
@@ -155,6 +147,10 @@ void Recorder::end(uint64_t fromSeq, scResult_t status, const std::string& error
     // message (scRemoteError), and mismatches name their cause already.
     dumpIt = dumpIt || status == scTimeout;
   }
+  // Back in the call these were nested in (DSOP's allreduce), which they
+  // took the peer set over from: its listed peers go back in.
+  if (CallRecord* outer = open(); popped && outer)
+    for (int p : outer->peers) firstSight(outer->seq, p);
   if (dumpIt && keep_) {
     const std::string d = dump();
     std::fprintf(stderr, "sparcoll: rank %d of %d (%s communicator #%llu, pid %d): %s; its last calls:\n%s", rank_,

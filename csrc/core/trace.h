@@ -31,7 +31,6 @@ struct CallRecord {
   uint32_t morePeers = 0;                 // distinct peers beyond those (exact up to 128 peers in all)
   const char* phase = nullptr;            // where the schedule last posted a round (Ctx::phase)
   int step = 0, steps = 0;
-  bool hadNested = false;                 // a call ran inside this one (Recorder::round)
   static constexpr size_t kMaxPeers = 64;
 };
 
@@ -63,7 +62,8 @@ class Recorder {
   size_t keep_, next_ = 0, used_ = 0;
   std::vector<size_t> open_;  // ring slots of calls in flight, outermost first
   // The peers of the innermost call in flight, for round(): a set of 128
-  // slots, each holding a peer and the call (seq) that put it there.
+  // slots, each holding a peer and the call (seq) that put it there. A
+  // nested call takes it over; end() puts the outer call's listed peers back.
   bool firstSight(uint64_t seq, int peer);  // whether peer is new to call seq (now added)
   static constexpr int kPeerSetBits = 7;
   struct PeerSlot {
