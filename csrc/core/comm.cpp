@@ -138,6 +138,7 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   c.env.beta = envParam("SPARCOLL_BETA");
   c.env.gamma = envParam("SPARCOLL_GAMMA");
   c.env.betaShared = envParam("SPARCOLL_BETA_SHARED");
+  c.env.messageOverhead = envParam("SPARCOLL_MESSAGE_OVERHEAD");
   if (const char* m = std::getenv("SPARCOLL_MACHINES"); m && *m) {
     const double d = envDouble("SPARCOLL_MACHINES", 0);
     SC_ARG(d >= 1 && d <= 1e9 && d == double(int(d)), "SPARCOLL_MACHINES='", m, "' is not a positive integer");

@@ -1,5 +1,5 @@
 // Where a Model's numbers come from, in order of precedence: the environment
-// (SPARCOLL_ALPHA/BETA/GAMMA), the tuning file's entry for the transport,
+// (SPARCOLL_ALPHA/BETA/GAMMA/BETA_SHARED/MESSAGE_OVERHEAD), the tuning file's entry for the transport,
 // memory kind and level, the built-in per-transport defaults.
 #include "model/model.h"
 
@@ -62,6 +62,7 @@ Model makeModel(std::shared_ptr<const Tuning> tuning, const Overrides& env, scTr
       if (!std::isnan(env.beta)) b.p.beta = env.beta;
       if (!std::isnan(env.gamma)) b.p.gamma = env.gamma;
       if (!std::isnan(env.betaShared)) b.p.betaShared = env.betaShared;
+      if (!std::isnan(env.messageOverhead)) b.p.messageOverhead = env.messageOverhead;
     }
   return m;
 }

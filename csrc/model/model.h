@@ -20,10 +20,29 @@ namespace sc::model {
 // (beta), per byte reduced locally (gamma), and per byte all ranks together
 // put on a medium they share (betaShared: a hub, a shaped link, the memory
 // bandwidth of oversubscribed cores; 0 on a switched fabric, where every link
-// has its own rate).
+// has its own rate). messageOverhead: what each message of a round adds
+// beyond its first, in seconds (the neighbourhood model's o; NaN: not
+// measured, see messageOverhead() below).
 struct Params {
   double alpha = 0, beta = 0, gamma = 0, betaShared = 0;
+  double messageOverhead = NAN;
 };
+
+// The overhead o of a message beyond a round's first, as a share of alpha,
+// where no tuning file measured it: LogP's view that the messages of a round
+// are posted together and pay one latency plus an overhead each. Measured
+// with naive on 8 and 16 MPI ranks of a 2-core machine: a round cost 30-70 us
+// and each further message 3-6 us, a ratio of 9-12; networks show latencies
+// of 1-2 us against message overheads of 0.1-0.3 us. 1/12 errs on the side of
+// fewer rounds: picking a two-round schedule that does not pay loses up to a
+// round's latency, missing one that pays loses a few overheads. What the
+// ratio really is depends on the transport and the network (over TCP on the
+// same machine a message saved by combining was worth about alpha / 2), so
+// sparcoll-tune measures it (README "Cost model").
+constexpr double kDefaultMessageOverhead = 1.0 / 12;
+inline double messageOverhead(const Params& p) {
+  return std::isnan(p.messageOverhead) ? p.alpha * kDefaultMessageOverhead : p.messageOverhead;
+}
 
 // A prediction as coefficients of the parameters: seconds = a alpha + b beta
 // + g gamma + s betaShared. The formulas produce these, so each is written
@@ -50,9 +69,10 @@ struct Band {
   Params p;
 };
 
-// Environment overrides (SPARCOLL_ALPHA, _BETA, _GAMMA, _BETA_SHARED); NaN: not set.
+// Environment overrides (SPARCOLL_ALPHA, _BETA, _GAMMA, _BETA_SHARED,
+// _MESSAGE_OVERHEAD); NaN: not set.
 struct Overrides {
-  double alpha = NAN, beta = NAN, gamma = NAN, betaShared = NAN;
+  double alpha = NAN, beta = NAN, gamma = NAN, betaShared = NAN, messageOverhead = NAN;
 };
 
 struct Tuning;  // model/tuning.h

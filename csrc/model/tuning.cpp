@@ -245,7 +245,7 @@ class Parser {
   ModelEntry model(const json& j, const std::string& path, const std::vector<ModelEntry>& before) const {
     object(j, path);
     onlyKeys(j, path, {"transport", "memory", "level", "bytes", "measured", "alpha", "beta", "gamma", "beta_shared",
-                        "fit"});
+                        "message_overhead", "fit"});
     ModelEntry e;
     e.transport = transport(need(j, path, "transport", "\"mpi\", \"nccl\" or \"local\""), key(path, "transport"));
     if (const json* m = find(j, "memory")) e.memory = memory(*m, key(path, "memory"));
@@ -256,6 +256,8 @@ class Parser {
     e.params.beta = number(need(j, path, "beta", why), key(path, "beta"));
     e.params.gamma = number(need(j, path, "gamma", why), key(path, "gamma"));
     if (const json* x = find(j, "beta_shared")) e.params.betaShared = number(*x, key(path, "beta_shared"));
+    if (const json* x = find(j, "message_overhead"))
+      e.params.messageOverhead = number(*x, key(path, "message_overhead"));
     const json* b = find(j, "bytes");
     if (b) e.bytes = range<uint64_t>(*b, key(path, "bytes"), &Parser::count);
     e.measured = e.bytes;

@@ -160,6 +160,15 @@ extern "C" scResult_t scTopologyFriendGroup(scTopology_t topo, int* k, int* thet
   });
 }
 
+extern "C" scResult_t scTopologyCostTerms(scTopology_t topo, scNbrAlgo_t algo, scNbrCostTerms_t* terms) {
+  return withTopology(topo, [&](Topology& t) {
+    SC_ARG(terms != nullptr, "terms output is NULL");
+    SC_ARG(algo > scNbrAuto && algo < scNumNbrAlgos, "algorithm ", int(algo),
+           algo == scNbrAuto ? " (auto): the terms are an explicit algorithm's" : " is not a neighbourhood algorithm");
+    *terms = costTerms(t, algo);
+  });
+}
+
 extern "C" scResult_t scNeighborAlgoFor(scTopology_t topo, size_t bytes, scNbrAlgo_t* algo) {
   return withTopology(topo, [&](Topology& t) {
     SC_ARG(algo != nullptr, "algo output is NULL");

@@ -43,16 +43,6 @@ void buildCombining(Topology& t, Meta& m, const Knobs& kn, const std::vector<std
 void buildHierarchical(Topology& t, Meta& m);
 void buildNative(Topology& t);
 
-// The cost model's overhead of a message beyond the first of a round, as a
-// share of alpha (model.cpp): LogP's view that the messages of a round are
-// posted together and pay one latency, plus an overhead each. Measured with
-// naive on 8 and 16 MPI ranks of a 2-core machine: a round cost 30-70 us and
-// each further message 3-6 us, a ratio of 9-12; networks show latencies of
-// 1-2 us against message overheads of 0.1-0.3 us. 1/12 errs on the side of
-// fewer rounds: picking a two-round schedule that does not pay loses up to a
-// round's latency, missing one that pays loses a few overheads. (alpha = 5 us
-// on MPI gives o = 0.4 us.) friends.cpp values a saved message at o too.
-constexpr double kMessageOverhead = 1.0 / 12;
 
 // Each algorithm's rounds as this rank sees them (create.cpp takes the
 // maximum over ranks).

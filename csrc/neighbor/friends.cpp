@@ -22,8 +22,9 @@
 // theta and k come from the alpha-beta model: a group of g ranks with c
 // common neighbours and e edges among themselves saves (g-1)c - g(g-1) + e
 // messages and sends g(g-1) - e blocks more (the friends' exchange). A saved
-// message is worth its overhead o = alpha * kMessageOverhead (model.cpp: the
-// messages of a round share one latency), so with no inner edges a group pays
+// message is worth its overhead o (model.cpp: the messages of a round share
+// one latency; o is the tuning file's message_overhead, else a share of
+// alpha), so with no inner edges a group pays
 // at blocks of kSmallBlock bytes when c > g(1 + beta kSmallBlock / o) =
 // theta(g). Whether combining's second round pays for the saving is auto's
 // decision (model.cpp), not the groups'. k is the size whose greedy
@@ -43,6 +44,7 @@ constexpr int kMaxK = 8;            // largest group size the model considers
 constexpr double kSmallBlock = 1024;  // the block size combining is meant for (bytes)
 constexpr int kMaxRounds = 64;      // grouping rounds; ranks left over stay alone
 constexpr uint64_t kNone = ~uint64_t(0);
+constexpr int kNoGroupTheta = 1 << 30;  // more common neighbours than any rank has
 
 enum Route : uint64_t { kDirect = 0, kCombined = 1, kInGroup = 2 };
 
@@ -78,7 +80,12 @@ struct Proposal {
 // exchange carries g(g-1) - e blocks more. o: a message's overhead.
 struct Model {
   double o, beta;
-  int theta(int g) const { return int(std::floor(g * (1 + beta * kSmallBlock / o))); }
+  // A message worth nothing (o = 0: measured so, or alpha 0) never pays for
+  // a group: theta beyond any neighbourhood.
+  int theta(int g) const {
+    const double t = std::floor(g * (1 + beta * kSmallBlock / o));
+    return o > 0 && t < double(kNoGroupTheta) ? int(t) : kNoGroupTheta;
+  }
   double benefit(int g, size_t c, int e) const {
     const double extra = double(g) * (g - 1) - e;
     return o * ((g - 1) * double(c) - extra) - beta * kSmallBlock * extra;
@@ -202,7 +209,7 @@ void buildCombining(Topology& t, Meta& m, const Knobs& kn, const std::vector<std
   const Shared s{t.out, sourcesOfOut, in};
   // Priced at the small blocks the grouping decision is about.
   const model::Params& pm = t.comm->model.params(double(kSmallBlock));
-  const Model md{pm.alpha * kMessageOverhead, pm.beta};
+  const Model md{model::messageOverhead(pm), pm.beta};
   const int me = t.rank;
 
   // Step 1: c(me, f) for every rank f sharing an out-neighbour.

@@ -8,7 +8,9 @@
 // of its rounds. alpha is the latency of a round with one message, as in the
 // dense model (the inter-node level's when the round crosses machines); the
 // messages of a round are posted together, so each further one adds only its
-// overhead o = alpha * kMessageOverhead (create.h), not another latency. The
+// overhead o, not another latency: the tuning file's message_overhead, which
+// sparcoll-tune measures from combining against naive, else
+// alpha * kDefaultMessageOverhead (model/model.h). The
 // two betas are the levels of the cost model (model/model.h); where the
 // tuning file measures only one level (or none: the built-in parameters),
 // intra-node bytes and copies are taken to move kIntraSpeedup = 4 times as
@@ -119,22 +121,31 @@ Cost hierarchicalCost(const Topology& t) {
   return {r1.round(), r2.round()};
 }
 
+scNbrCostTerms_t costTerms(const Topology& t, scNbrAlgo_t algo) {
+  scNbrCostTerms_t c{};
+  for (const RoundCost& r : t.cost[algo == scNbrNative ? scNbrNaive : algo]) {
+    if (r.msgs <= 0) continue;  // a round no rank sends or receives in (one node: hierarchical's second)
+    const int l = r.interBlocks > 0 ? 1 : 0;
+    c.rounds[l] += 1;
+    c.extraMessages[l] += r.msgs - 1;
+    c.blocks[0] += r.intraBlocks + r.copyBlocks;
+    c.blocks[1] += r.interBlocks;
+  }
+  return c;
+}
+
 double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
   const model::Model& m = t.comm->model;
+  const scNbrCostTerms_t c = costTerms(t, algo);
   // Each level's bands blend on their own (Model::priced), the other level's
   // parameters held.
   return m.priced(model::Level::Intra, bytes, [&](const model::Params& intra) {
     return m.priced(model::Level::Inter, bytes, [&](const model::Params& inter) {
       const double intraBeta = m.intraGiven ? intra.beta : inter.beta / kIntraSpeedup;
       const double interBeta = m.interGiven || !m.intraGiven ? inter.beta : intra.beta * kIntraSpeedup;
-      double s = 0;
-      for (const RoundCost& r : t.cost[algo == scNbrNative ? scNbrNaive : algo]) {
-        if (r.msgs <= 0) continue;  // a round no rank sends or receives in (one node: hierarchical's second)
-        const double alpha = r.interBlocks > 0 ? inter.alpha : intra.alpha;
-        s += alpha * (1 + kMessageOverhead * (r.msgs - 1)) +
-             bytes * (interBeta * r.interBlocks + intraBeta * (r.intraBlocks + r.copyBlocks));
-      }
-      return s;
+      return c.rounds[0] * intra.alpha + c.extraMessages[0] * model::messageOverhead(intra) +
+             c.rounds[1] * inter.alpha + c.extraMessages[1] * model::messageOverhead(inter) +
+             bytes * (c.blocks[0] * intraBeta + c.blocks[1] * interBeta);
     });
   });
 }

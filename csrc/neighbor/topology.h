@@ -127,7 +127,9 @@ void naiveOps(const Call& k, const void* send, void* recv, const Layout& L, std:
 void copySelf(Call& k, const void* send, void* recv, const Layout& L);
 void copyRepeats(Call& k, void* recv, const Layout& L, const InNbr& n);
 
-// The cost model (model.cpp): predicted seconds of algo for blocks of `bytes`.
+// The cost model (model.cpp): algo's terms (native: naive's), and its
+// predicted seconds for blocks of `bytes`, the terms priced at that size.
+scNbrCostTerms_t costTerms(const Topology& t, scNbrAlgo_t algo);
 double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes);
 scNbrAlgo_t chooseAlgo(const Topology& t, double bytes);
 

@@ -82,6 +82,15 @@ class Topology:
         seconds, pick = self._handle().estimate(nonneg_int(nbytes, "nbytes"), code)
         return seconds, name_of(NBR_ALGOS, pick)
 
+    def cost_terms(self, algo: str) -> dict:
+        """The cost model's terms for an explicit algorithm on this topology (no
+        communication): {"rounds", "extra_messages", "blocks"}, each an
+        (intra-node, inter-node) pair; estimate(nbytes, algo) is their sum
+        priced at nbytes (README "Neighbourhood collectives")."""
+        code = lookup(NBR_ALGOS, algo, "neighbourhood algorithm")
+        rounds, extra, blocks = self._handle().cost_terms(code)
+        return {"rounds": tuple(rounds), "extra_messages": tuple(extra), "blocks": tuple(blocks)}
+
     def friend_group(self) -> dict:
         """This rank's group in the combining pattern: {"k", "theta", "members"}
         (members in the group's order; this rank alone when it is in none)."""

@@ -60,6 +60,13 @@ void bindNeighbor(py::module_& m) {
         members.resize(size_t(size));
         return py::make_tuple(k, theta, members);
       })
+      // ((rounds), (extra messages), (blocks)), each (intra, inter): scTopologyCostTerms.
+      .def("cost_terms", [](Topology& t, int algo) {
+        scNbrCostTerms_t c{};
+        check(scTopologyCostTerms(t.get(), scNbrAlgo_t(algo), &c), t.comm());
+        auto pair = [](const double* v) { return py::make_tuple(v[0], v[1]); };
+        return py::make_tuple(pair(c.rounds), pair(c.extraMessages), pair(c.blocks));
+      }, py::arg("algo"))
       .def("algo_for", [](Topology& t, size_t bytes) {
         scNbrAlgo_t a = scNbrAuto;
         check(scNeighborAlgoFor(t.get(), bytes, &a), t.comm());

@@ -384,31 +384,6 @@ TEST(Estimate, ParameterPrecedence) {
   }
 }
 
-// The neighbourhood model (README, "Neighbourhood collectives"): naive on a
-// complete graph of P ranks is one round of P - 1 messages each way, priced
-// alpha + o (P - 2) + beta (P - 1) bytes (every block intra-node here), with
-// each further message's overhead o = alpha / 12.
-TEST(Estimate, NeighborRoundIsAlphaPlusMessageOverheads) {
-  ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), f("SPARCOLL_TUNING_FILE", nullptr),
-      m("SPARCOLL_MACHINES", nullptr);
-  const int P = 4;
-  const double alpha = 1e-5, beta = 1e-9;
-  const std::string tr = sctest::mode() == sctest::Mode::Local ? "local" : "mpi";
-  const std::string file =
-      writeTuning(tuningJson(R"([{"transport": ")" + tr + R"(", "alpha": 1e-5, "beta": 1e-9, "gamma": 0}])"));
-  const scConfig_t cfg = configWith(file.c_str());
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    const scTopology_t t = completeTopology(comm, rank, P);
-    ASSERT_NE(t, nullptr);
-    for (size_t bytes : {size_t(8), size_t(1024), size_t(1) << 20}) {
-      double s = 0;
-      ASSERT_EQ(scTopologyEstimateTime(t, bytes, scNbrNaive, &s, nullptr), scSuccess) << scGetLastError(comm);
-      EXPECT_NEAR(s, alpha + alpha / 12 * (P - 2) + beta * (P - 1) * double(bytes), 1e-15) << bytes << " B";
-    }
-    EXPECT_EQ(scTopologyDestroy(t), scSuccess);
-  }, &cfg);
-}
-
 TEST(Estimate, BadArguments) {
   scConfig_t cfg = configWith(nullptr);
   scCostModel_t m = nullptr;

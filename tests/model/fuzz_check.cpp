@@ -22,7 +22,10 @@ std::string checkTuningBytes(const uint8_t* data, size_t size, bool* parsed) {
         const sc::model::Model m = sc::model::makeModel(t, {}, tr, device, 4, 2, scAlgoAuto);
         for (sc::model::Level l : {sc::model::Level::Intra, sc::model::Level::Inter})
           for (double bytes : {0.0, 1.0, 1000.0, 65536.0, 1e6, 1e12, 1.8e19}) {
-            const double s = m.priced(l, bytes, [&](const sc::model::Params& p) { return c.dot(p); });
+            // (plus the neighbourhood model's message overhead, measured or alpha's share)
+            const double s = m.priced(l, bytes, [&](const sc::model::Params& p) {
+              return c.dot(p) + sc::model::messageOverhead(p);
+            });
             if (std::isnan(s) || s < 0) return "price " + std::to_string(s) + " at " + std::to_string(bytes) + " bytes";
           }
       }

@@ -19,7 +19,7 @@ const char* const kSeed = R"({
   "models": [
     {"transport": "mpi", "memory": "host", "level": "intra", "alpha": 4e-6, "beta": 2e-10, "gamma": 1e-10,
      "fit": {"r2": 0.99}},
-    {"transport": "nccl", "level": "inter", "alpha": 2e-5, "beta": 1e-9, "gamma": 0}
+    {"transport": "nccl", "level": "inter", "alpha": 2e-5, "beta": 1e-9, "gamma": 0, "message_overhead": 3e-6}
   ],
   "rules": [
     {"collective": "allreduce", "transport": "mpi", "ranks": [2, 8], "bytes": [0, 4096], "algorithm": "recdbl"},

@@ -4,6 +4,7 @@
 // SPARCOLL_TUNING_FILE, their order, and old-size scConfig_t structs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -24,7 +25,7 @@ const char* const kGood = R"({
   "models": [
     {"transport": "mpi", "memory": "host", "level": "intra", "alpha": 4e-6, "beta": 2e-10, "gamma": 1e-10,
      "fit": {"r2": 0.99}},
-    {"transport": "mpi", "level": "inter", "alpha": 2e-5, "beta": 1e-9, "gamma": 1e-10},
+    {"transport": "mpi", "level": "inter", "alpha": 2e-5, "beta": 1e-9, "gamma": 1e-10, "message_overhead": 7e-6},
     {"transport": "nccl", "alpha": 1e-5, "beta": 5e-11, "gamma": 0}
   ],
   "rules": [
@@ -45,6 +46,11 @@ TEST(TuningFile, ParsesAGoodFile) {
   EXPECT_EQ(t->models[1].level, sc::model::Level::Inter);
   EXPECT_EQ(t->models[2].level, sc::model::Level::Intra);  // level defaults to intra
   EXPECT_DOUBLE_EQ(t->models[0].params.alpha, 4e-6);
+  EXPECT_DOUBLE_EQ(t->models[1].params.messageOverhead, 7e-6);
+  // Not given: the neighbourhood model's default share of alpha.
+  EXPECT_TRUE(std::isnan(t->models[0].params.messageOverhead));
+  EXPECT_DOUBLE_EQ(sc::model::messageOverhead(t->models[0].params), 4e-6 * sc::model::kDefaultMessageOverhead);
+  EXPECT_DOUBLE_EQ(sc::model::messageOverhead(t->models[1].params), 7e-6);
   ASSERT_EQ(t->rules.size(), 6u);
   EXPECT_EQ(t->rules[0].algo, scAlgoRecDbl);
   EXPECT_EQ(t->rules[1].algo, scSsarRecDbl);  // the Python spelling
@@ -80,7 +86,11 @@ TEST(TuningFile, EveryErrorNamesFileKeyAndProblem) {
        R"(models[0].transport: missing ("mpi", "nccl" or "local"))"},
       {tuningJson("[" + M + R"(, "transport2": 1}])"),
        "models[0].transport2: unknown key (expected one of: transport, memory, level, bytes, measured, alpha, beta, "
-       "gamma, beta_shared, fit)"},
+       "gamma, beta_shared, message_overhead, fit)"},
+      {tuningJson("[" + M + R"(, "message_overhead": -2e-6}])"),
+       "models[0].message_overhead: is -2e-06, expected a number >= 0"},
+      {tuningJson("[" + M + R"(, "message_overhead": "fast"}])"),
+       "models[0].message_overhead: is a string, expected a number"},
       {tuningJson(R"([{"transport": "tcp", "alpha": 1e-6, "beta": 1e-9, "gamma": 0}])"),
        R"(models[0].transport: is "tcp", expected one of "mpi", "nccl", "local")"},
       {tuningJson("[" + M + R"(, "memory": "gpu"}])"), R"(models[0].memory: is "gpu", expected one of "host", "device")"},

@@ -4,7 +4,7 @@
 the types, finite numbers where numbers belong, and the run's facts.
 
     check_tuning.py FILE --ranks P --transport local [--raw POINTS.jsonl]
-                    [--step-bands] [--min-bands N]
+                    [--step-bands] [--min-bands N] [--overhead]
 
 Exit status 0 when the file is well formed, 1 with one line per problem.
 """
@@ -52,10 +52,21 @@ def check(doc, args):
     models = doc.get("models", [])
     need(isinstance(models, list) and len(models) >= 1, "models: at least one")
     levels = {}  # level -> the bytes ranges of its entries, in order
+    overheads = {}  # level -> each entry's message_overhead (None: not given)
     for i, m in enumerate(models):
         w = f"models[{i}]"
         keys = {"transport", "memory", "level", "alpha", "beta", "gamma", "beta_shared", "fit"}
-        need(set(m) in (keys, keys | {"bytes"}, keys | {"bytes", "measured"}), f"{w}: keys {sorted(m)}")
+        given = set(m) - {"message_overhead"}
+        need(given in (keys, keys | {"bytes"}, keys | {"bytes", "measured"}), f"{w}: keys {sorted(m)}")
+        # The neighbourhood probe's message overhead: seconds, on every band of
+        # the level it was fitted for, with its fit's facts.
+        if "message_overhead" in m:
+            o = m["message_overhead"]
+            need(finite(o) and o < 1, f"{w}.message_overhead: {o} (seconds >= 0, below 1)")
+            mo = m.get("fit", {}).get("message_overhead", {})
+            need(isinstance(mo.get("block_sizes"), int) and mo["block_sizes"] >= 1
+                 and finite(mo.get("messages_saved"), strict=True), f"{w}.fit.message_overhead: {mo}")
+        overheads.setdefault(m.get("level"), []).append(m.get("message_overhead"))
         need(m.get("transport") == args.transport and m.get("memory") == src.get("memory"), f"{w}: transport/memory")
         need(m.get("level") in ("intra", "inter"), f"{w}: level")
         b = m.get("bytes")
@@ -103,6 +114,11 @@ def check(doc, args):
         need(ok, f"{level}: bands {bands} do not tile 0 .. 2^64 - 1 in order")
     for level, bands in levels.items():
         need(len(bands) >= args.min_bands, f"{level}: {len(bands)} band(s), expected at least {args.min_bands}")
+    for level, os in overheads.items():
+        need(len(set(os)) == 1, f"{level}: message_overhead differs between bands: {os}")
+    if args.overhead:
+        need(any(o is not None for os in overheads.values() for o in os),
+             "no message_overhead (the neighbourhood probe's fit)")
     for i, r in enumerate(doc.get("rules", [])):
         w = f"rules[{i}]"
         coll = r.get("collective")
@@ -118,9 +134,11 @@ def check(doc, args):
     return bad
 
 
-def check_raw(path):
+def check_raw(path, dense_only=False, probe=False):
     """Every point well formed, and every algorithm of every collective (auto
-    aside) measured: a collective dropped from the sweep fails here."""
+    aside) measured: a collective dropped from the sweep fails here. The
+    neighbourhood probe's points carry the model's six terms; with probe, its
+    naive and combining points must be there."""
     bad, n, seen = [], 0, set()
     with open(path) as f:
         for i, line in enumerate(f):
@@ -135,7 +153,16 @@ def check_raw(path):
             if not (p.get("collective") and p.get("algorithm") and finite(p.get("seconds"), strict=True)
                     and finite(p.get("bytes"), strict=True)):
                 bad.append(f"{path}:{i + 1}: {line.strip()}")
+            if p.get("collective") == "neighbor_allgather":
+                t = p.get("terms")
+                if not (p.get("algorithm") in ("naive", "combining") and isinstance(t, list) and len(t) == 6
+                        and all(finite(x) for x in t)):
+                    bad.append(f"{path}:{i + 1}: a probe point needs naive or combining and 6 terms >= 0")
     want = {(c, a) for c, algos in COLLECTIVES.items() for a in algos if a != "auto"}
+    if dense_only:
+        want = {(c, a) for c, a in want if c not in ("sparse_allreduce", "dsop")}
+    if probe:
+        want |= {("neighbor_allgather", "naive"), ("neighbor_allgather", "combining")}
     missing = sorted(want - seen)
     if n and missing:
         bad.append(f"{path}: not measured: {', '.join(f'{c} {a}' for c, a in missing)}")
@@ -152,10 +179,13 @@ def main():
                     help="the file was written with --step-bands: no band names its measured sizes")
     ap.add_argument("--min-bands", type=int, default=1,
                     help="each level has at least this many entries (bands)")
+    ap.add_argument("--overhead", action="store_true",
+                    help="the neighbourhood probe ran: the file has a message_overhead (and --raw the probe's points)")
     args = ap.parse_args()
     with open(args.file) as f:
         doc = json.load(f)
-    bad = check(doc, args) + (check_raw(args.raw) if args.raw else [])
+    dense_only = bool(doc.get("source", {}).get("dense_only"))
+    bad = check(doc, args) + (check_raw(args.raw, dense_only, args.overhead) if args.raw else [])
     for b in bad:
         print(f"{args.file}: {b}")
     if not bad:

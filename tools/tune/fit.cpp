@@ -45,6 +45,26 @@ Eigen::VectorXd nonNegativeLeastSquares(const Eigen::MatrixXd& A, const Eigen::V
   return best.cwiseQuotient(norms);
 }
 
+OverheadFit fitMessageOverhead(const std::vector<OverheadRow>& rows) {
+  OverheadFit f;
+  std::vector<long> use;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].dMessages != 0 && rows[i].naiveSeconds > 0) use.push_back(long(i));
+  f.points = int(use.size());
+  if (!use.empty()) {
+    Eigen::MatrixXd A(long(use.size()), 1);
+    Eigen::VectorXd b(long(use.size()));
+    for (size_t k = 0; k < use.size(); ++k) {
+      const OverheadRow& r = rows[size_t(use[k])];
+      A(long(k), 0) = r.dMessages / r.naiveSeconds;
+      b(long(k)) = (r.diff - r.known) / r.naiveSeconds;
+    }
+    f.o = nonNegativeLeastSquares(A, b)(0);
+  }
+  for (const OverheadRow& r : rows) f.predictedDiff.push_back(r.known + (std::isnan(f.o) ? 0 : f.o) * r.dMessages);
+  return f;
+}
+
 namespace {
 
 // One weighted fit over the rows marked in `use`; fills params, predictions

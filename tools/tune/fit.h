@@ -77,6 +77,24 @@ Eigen::VectorXd nonNegativeLeastSquares(const Eigen::MatrixXd& A, const Eigen::V
 
 double median(std::vector<double> v);
 
+// The neighbourhood model's message overhead o (what each message of a round
+// adds beyond its first) from the probe: per block size, combining's measured
+// time minus naive's, d, against the model's difference apart from o,
+// `known` (the rounds' alphas and the blocks' betas, already fitted), plus o
+// times the change in messages beyond each round's first, dm (negative where
+// combining saves):  d = known + o dm.  Weighted least squares with weights
+// 1 / naiveSeconds² (relative, as fitLinear), o >= 0: a saved message is
+// never worth less than nothing. o is NaN when no row has dm != 0.
+struct OverheadRow {
+  double diff = 0, known = 0, dMessages = 0, naiveSeconds = 0;
+};
+struct OverheadFit {
+  double o = NAN;
+  std::vector<double> predictedDiff;  // known + o dm, per row
+  int points = 0;                     // rows with dm != 0
+};
+OverheadFit fitMessageOverhead(const std::vector<OverheadRow>& rows);
+
 // One measured size of one collective (at one density), as seen by the rules:
 // the fastest algorithm measured there and whether the model's pick was more
 // than the tolerance slower than it.

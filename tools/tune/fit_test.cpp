@@ -326,5 +326,47 @@ TEST(Rules, NoRuleWhereTheModelIsRightAndCellsNeverOverlap) {
   }
 }
 
+// The message overhead from the probe's rows: combining's time minus naive's
+// = known + o dm. Synthetic rows made with a known o (and noise of +-0.5 % on
+// every time) give it back within 1 %; rows where combining is slower than
+// its known part allows (a saved message worth less than nothing) give 0;
+// rows without a changed message count give no o.
+TEST(MessageOverhead, RecoversAKnownOverhead) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> noise(-0.005, 0.005);
+  for (double o : {2e-7, 4.5e-6, 3e-5}) {
+    std::vector<OverheadRow> rows;
+    for (double b : {1.0, 16.0, 256.0, 4096.0}) {
+      const double alpha = 8e-6, beta = 2e-10;
+      // naive: 1 round, 14 extra messages, 15 blocks; combining: 2 rounds, 5
+      // extra messages, 24 blocks (copies included).
+      const double naive = alpha + 14 * o + b * 15 * beta, comb = 2 * alpha + 5 * o + b * 24 * beta;
+      const double known = (2 - 1) * alpha + b * (24 - 15) * beta;
+      const double tn = naive * (1 + noise(rng)), tc = comb * (1 + noise(rng));
+      rows.push_back({tc - tn, known, 5 - 14.0, tn});
+    }
+    const OverheadFit f = fitMessageOverhead(rows);
+    EXPECT_EQ(f.points, 4);
+    EXPECT_NEAR(f.o, o, 0.01 * o + 2e-9) << "o " << o;  // noise of 0.5 % on times 1e-5 and up
+    ASSERT_EQ(f.predictedDiff.size(), rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) EXPECT_DOUBLE_EQ(f.predictedDiff[i], rows[i].known + f.o * -9);
+  }
+  // Exact data: exact o.
+  const OverheadFit exact = fitMessageOverhead({{1e-5 - 3 * 2e-6, 1e-5, -3, 4e-5}, {1e-5 - 3 * 2e-6, 1e-5, -3, 5e-5}});
+  EXPECT_NEAR(exact.o, 2e-6, 1e-18);
+}
+
+TEST(MessageOverhead, NeverNegativeAndNothingWithoutAChange) {
+  // Combining slower than its extra round alone: a saved message would have a
+  // negative worth; o is 0.
+  EXPECT_EQ(fitMessageOverhead({{5e-6, 3e-6, -4, 1e-5}, {6e-6, 3e-6, -4, 1e-5}}).o, 0);
+  const OverheadFit none = fitMessageOverhead({{5e-6, 3e-6, 0, 1e-5}});
+  EXPECT_TRUE(std::isnan(none.o));
+  EXPECT_EQ(none.points, 0);
+  ASSERT_EQ(none.predictedDiff.size(), 1u);
+  EXPECT_EQ(none.predictedDiff[0], 3e-6);
+  EXPECT_TRUE(std::isnan(fitMessageOverhead({}).o));
+}
+
 }  // namespace
 }  // namespace sctune

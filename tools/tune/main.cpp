@@ -181,9 +181,11 @@ class TuneTool final : public Tool {
 int main(int argc, char** argv) {
   // The model's environment overrides beat tuning files, so they would replace
   // the unit parameters the fit reads its coefficients with (and the file
-  // --validate checks); SPARCOLL_ALGO would change what auto runs. Cleared
-  // before any thread starts.
-  for (const char* v : {"SPARCOLL_ALPHA", "SPARCOLL_BETA", "SPARCOLL_GAMMA", "SPARCOLL_BETA_SHARED", "SPARCOLL_ALGO"})
+  // --validate checks); SPARCOLL_ALGO would change what auto runs; an earlier
+  // tuning file would shape the neighbourhood probe's friend groups (--validate
+  // names its file itself). Cleared before any thread starts.
+  for (const char* v : {"SPARCOLL_ALPHA", "SPARCOLL_BETA", "SPARCOLL_GAMMA", "SPARCOLL_BETA_SHARED",
+                        "SPARCOLL_MESSAGE_OVERHEAD", "SPARCOLL_ALGO", "SPARCOLL_TUNING_FILE"})
     if (std::getenv(v)) {
       const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
       if (!rank || std::atoi(rank) == 0) std::fprintf(stderr, "sparcoll-tune: ignoring %s\n", v);

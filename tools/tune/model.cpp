@@ -101,6 +101,10 @@ std::string tuningJson(const Source& src, const std::vector<ModelEntry>& models,
                 {"points", m.points},
                 {"dropped", m.dropped}};
     if (m.hasPingpong) fit["pingpong"] = {{"alpha", m.ppAlpha}, {"beta", m.ppBeta}, {"r2", num(m.ppR2)}};
+    if (std::isfinite(m.p.messageOverhead))
+      fit["message_overhead"] = {{"probe", "naive against combining, complete graph"},
+                                 {"block_sizes", m.overheadPoints},
+                                 {"messages_saved", m.overheadSaved}};
     json e = {{"transport", src.transport}, {"memory", src.memory}, {"level", m.level}};
     if (m.hasBytes) {
       e["bytes"] = {m.bytesLo, m.bytesHi};
@@ -110,6 +114,7 @@ std::string tuningJson(const Source& src, const std::vector<ModelEntry>& models,
     e["beta"] = m.p.beta;
     e["gamma"] = m.p.gamma;
     e["beta_shared"] = m.p.betaShared;
+    if (std::isfinite(m.p.messageOverhead)) e["message_overhead"] = m.p.messageOverhead;
     e["fit"] = fit;
     j["models"].push_back(e);
   }
@@ -167,6 +172,12 @@ bool readPoints(const std::string& path, Source* src, std::vector<Point>* pts, s
       p.seconds = j.at("seconds").get<double>();
       p.runs = j.value("runs", 0);
       p.batch = j.value("batch", 0L);
+      if (const auto t = j.find("terms"); t != j.end()) {
+        const std::vector<double> v = t->get<std::vector<double>>();
+        if (v.size() != 6) throw std::runtime_error("terms: expected 6 numbers");
+        p.hasTerms = true;
+        p.terms = {{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}};
+      }
       if (!(p.seconds > 0) || !std::isfinite(p.seconds) || !(p.bytes > 0))
         throw std::runtime_error("seconds and bytes must be positive");
       pts->push_back(p);

@@ -7,6 +7,7 @@
 // v1, README "Cost model") is written here too.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ namespace sctune {
 
 struct Params {
   double alpha = 0, beta = 0, gamma = 0, betaShared = 0;  // s, s/byte, s/byte, s/byte
+  double messageOverhead = NAN;                           // s; NaN: not measured (not written)
 };
 
 // One entry of "models".
@@ -32,6 +34,10 @@ struct ModelEntry {
   uint64_t bytesLo = 0, bytesHi = 0;
   bool hasMeasured = false;  // the band's smallest and largest measured size (blended between bands)
   uint64_t measuredLo = 0, measuredHi = 0;
+  // p.messageOverhead's fit (the neighbourhood probe), for "fit": block
+  // sizes used and the messages combining saved on the probe's busiest rank.
+  int overheadPoints = 0;
+  double overheadSaved = 0;
 };
 
 // One entry of "rules".

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "common/driver.h"
 #include "common/table.h"
@@ -211,6 +213,8 @@ void Sweep::collectives(std::vector<Point>& out) {
   const bool root = rs_.rank == 0;
   if (root) std::printf("# dense collectives\n");
   dense(out);
+  if (root) std::printf("# neighbourhood probe\n");
+  neighbor(out);
   if (plan_.denseOnly) return;
   if (root) std::printf("# sparse allreduce\n");
   sparse(out);
@@ -259,6 +263,67 @@ void Sweep::dense(std::vector<Point>& out) {
       progress(verbose && rs_.rank == 0, humanBytes(full), here);
       out.insert(out.end(), here.begin(), here.end());
     }
+}
+
+void Sweep::neighbor(std::vector<Point>& out) {
+  const int P = rs_.nranks, r = rs_.rank;
+  std::vector<int> others;
+  for (int j = 0; j < P; ++j)
+    if (j != r) others.push_back(j);
+  scTopology_t t = nullptr;
+  if (const scResult_t rc = scTopologyCreate(&t, rs_.comm, P - 1, others.data(), P - 1, others.data());
+      rc != scSuccess)
+    callFailed(rs_, "scTopologyCreate (complete graph)", rc);
+  scNbrCostTerms_t naive{}, comb{};
+  for (auto [algo, terms] : {std::pair{scNbrNaive, &naive}, std::pair{scNbrCombining, &comb}})
+    if (const scResult_t rc = scTopologyCostTerms(t, algo, terms); rc != scSuccess)
+      callFailed(rs_, "scTopologyCostTerms", rc);
+  int k = 0, theta = 0, group = 0;
+  if (const scResult_t rc = scTopologyFriendGroup(t, &k, &theta, &group, nullptr); rc != scSuccess)
+    callFailed(rs_, "scTopologyFriendGroup", rc);
+  const double saved = naive.extraMessages[0] + naive.extraMessages[1] - comb.extraMessages[0] - comb.extraMessages[1];
+  if (saved <= 0) {
+    if (r == 0)
+      std::printf("  combining forms no friend groups on the complete graph of %d ranks (k %d, theta %d):\n"
+                  "  nothing to measure; the file keeps the default message overhead\n", P, k, theta);
+    scTopologyDestroy(t);
+    return;
+  }
+  std::vector<size_t> blocks;
+  for (size_t s : plan_.sizes)
+    if (s <= kProbeMaxBytes) blocks.push_back(s);
+  if (blocks.empty()) blocks.push_back(*std::min_element(plan_.sizes.begin(), plan_.sizes.end()));
+  if (r == 0)
+    std::printf("  complete graph of %d ranks: combining in groups of up to %d (theta %d) saves %g messages on the\n"
+                "  busiest rank for %g more round(s)\n", P, k, theta, saved,
+                comb.rounds[0] + comb.rounds[1] - naive.rounds[0] - naive.rounds[1]);
+  const size_t maxB = *std::max_element(blocks.begin(), blocks.end());
+  Buffer send = rs_.alloc(maxB), recv = rs_.alloc(maxB * size_t(P - 1));
+  rs_.zero(send.data(), maxB);
+  for (size_t b : blocks) {
+    std::vector<Point> pts;
+    std::vector<std::function<void()>> calls;
+    for (auto [algo, name, terms] : {std::tuple{scNbrNaive, "naive", &naive}, std::tuple{scNbrCombining, "combining", &comb}}) {
+      calls.push_back([&, algo, b] {
+        if (const scResult_t rc = scNeighborAllGather(send.data(), b, recv.data(), scUint8, algo, t, rs_.stream);
+            rc != scSuccess)
+          callFailed(rs_, "scNeighborAllGather (probe)", rc);
+      });
+      Point p{"neighbor_allgather", name, b, double(b)};
+      p.hasTerms = true;
+      p.terms = *terms;
+      scNbrAlgo_t pick = scNbrAuto;
+      if (const scResult_t rc = scTopologyEstimateTime(t, b, algo, &p.predicted, &pick); rc != scSuccess)
+        callFailed(rs_, "scTopologyEstimateTime", rc);
+      p.autoPick = pick == scNbrNaive ? "naive" : pick == scNbrCombining ? "combining"
+                   : pick == scNbrHierarchical ? "hierarchical" : "native";
+      pts.push_back(p);
+    }
+    const std::vector<Point> here = timeTogether(pts, calls);
+    progress(verbose && r == 0, humanBytes(double(b)), here);
+    out.insert(out.end(), here.begin(), here.end());
+  }
+  scTopologyDestroy(t);
 }
 
 void Sweep::sparse(std::vector<Point>& out) {

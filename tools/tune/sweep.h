@@ -1,6 +1,7 @@
 // What sparcoll-tune measures, on every rank of the run: ping-pong between
 // pairs of ranks, the dense collectives with each explicit algorithm, sparse
-// allreduce and DSOP with each of theirs. Every point is timed the same way
+// allreduce and DSOP with each of theirs, and the neighbourhood probe (naive
+// against combining on the complete graph, for the message overhead). Every point is timed the same way
 // (timeTogether): warm-up, then runs of back-to-back calls until a time budget
 // is spent (at least minRuns, at most maxRuns runs); a run's time per call is
 // the maximum over ranks, and the point's time is the median over runs. The
@@ -8,17 +9,20 @@
 // rotated every turn.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "common/group.h"
 #include "common/rank.h"
+#include "sparcoll/neighbor.h"
 
 namespace sctune {
 
 struct Point {
-  std::string collective;  // "pingpong", "allreduce", "reduce_scatter", "allgather", "broadcast", "sparse_allreduce", "dsop"
+  std::string collective;  // "pingpong", "allreduce", "reduce_scatter", "allgather", "broadcast", "sparse_allreduce", "dsop",
+                           // "neighbor_allgather" (the probe)
   std::string algorithm;   // the library's name (pingpong: the level, "intra" or "inter")
   size_t count = 0;        // as scEstimateTime takes it (pingpong: bytes)
   double bytes = 0;        // the tuning file's "bytes" (pingpong: message bytes)
@@ -26,6 +30,15 @@ struct Point {
   double seconds = 0;      // median over runs (pingpong: one way, half the round trip)
   int runs = 0;
   long batch = 0;          // calls per run
+  // neighbor_allgather: the model's terms for this algorithm on the probe's
+  // topology (scNbrCostTerms_t: rounds, extra messages, blocks; intra, inter).
+  bool hasTerms = false;
+  scNbrCostTerms_t terms{};
+  // neighbor_allgather: the communicator's own prediction for the point
+  // (scTopologyEstimateTime) and auto's pick there, as the run measured it
+  // (--validate reports them: that communicator loaded the file).
+  double predicted = NAN;
+  std::string autoPick = "";
 };
 
 struct Plan {
@@ -67,8 +80,17 @@ class Sweep {
   void dense(std::vector<Point>& out);
   void sparse(std::vector<Point>& out);
   void dsop(std::vector<Point>& out);
-  // dense, then (unless the plan is dense-only) sparse and dsop, each under a
-  // header line on rank 0: the sweep both modes run.
+  // The neighbourhood probe: naive and combining on the complete graph of
+  // the communicator's ranks, at the dense sizes of at most kProbeMaxBytes
+  // (the smallest dense size when there are none), each point with both
+  // algorithms' terms. Measures nothing (a line on rank 0 says so) when
+  // combining forms no friend groups there: then it would run naive's
+  // messages and tell nothing about a saved one.
+  void neighbor(std::vector<Point>& out);
+  static constexpr size_t kProbeMaxBytes = 4096;
+  // dense, the neighbourhood probe, then (unless the plan is dense-only)
+  // sparse and dsop, each under a header line on rank 0: the sweep both
+  // modes run.
   void collectives(std::vector<Point>& out);
 
   // The sizes the dense sweep uses for a collective (count 0 skipped): the

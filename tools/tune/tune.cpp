@@ -14,6 +14,7 @@
 #include "common/table.h"
 #include "common/timing.h"
 #include "fit.h"
+#include "probe.h"
 
 namespace sctune {
 
@@ -115,7 +116,7 @@ std::vector<RuleEntry> makeRules(const std::vector<Point>& pts, const CostModel&
                                  bool print) {
   std::map<std::string, std::map<double, std::map<double, std::vector<const Point*>>>> groups;
   for (const Point& p : pts)
-    if (p.collective != "pingpong" && isDense(p.collective) == dense)
+    if (p.collective != "pingpong" && p.collective != "neighbor_allgather" && isDense(p.collective) == dense)
       groups[p.collective][p.density][p.bytes].push_back(&p);
   std::vector<RuleEntry> rules;
   for (const auto& [coll, byDensity] : groups) {
@@ -262,6 +263,7 @@ Fits fitAll(const std::vector<Point>& pts, const Setup& s) {
   const PingFit& other = level == "intra" ? f.inter : f.intra;
   // (gamma: the largest band's, the streaming rate of big reductions)
   if (multi && other.has) f.models.push_back(pingEntry(level == "intra" ? "inter" : "intra", other, last.gamma));
+  fitOverhead(pts, level, f.models);
   std::stable_sort(f.models.begin(), f.models.end(),
                    [](const ModelEntry& a, const ModelEntry& b) { return a.level > b.level; });
   return f;
@@ -285,7 +287,7 @@ void printComparison(const std::vector<Point>& pts, const std::vector<double>& p
     std::printf("    %-16s %-20s %16s %11s %11s %9s%s\n", p.collective.c_str(), p.algorithm.c_str(),
                 (humanBytes(p.bytes) + (p.collective == "sparse_allreduce" ? fmt(" d=%g", p.density) : "")).c_str(),
                 humanTime(p.seconds).c_str(), humanTime(pred[i]).c_str(), pct(e).c_str(),
-                k < 0 ? "  (not fitted)" : f.fit.dropped[size_t(k)] ? "  dropped" : "");
+                p.hasTerms ? "  (probe)" : k < 0 ? "  (not fitted)" : f.fit.dropped[size_t(k)] ? "  dropped" : "");
   }
   std::printf("# median |rel err| per collective and algorithm:\n");
   for (const auto& [key, errs] : perAlgo) std::printf("    %-37s %6.1f %%\n", key.c_str(), 100 * median(errs));
@@ -302,11 +304,17 @@ std::vector<std::string> rawLines(const std::vector<Point>& pts, const std::vect
       pr = pf.has ? pf.f.params(0) + pf.f.params(1) * p.bytes : NAN;
     }
     const long k = f.indexOf(p);
+    std::string terms;
+    if (p.hasTerms) {
+      const scNbrCostTerms_t& c = p.terms;
+      terms = fmt(",\"terms\":[%.17g,%.17g,%.17g,%.17g,%.17g,%.17g]", c.rounds[0], c.rounds[1], c.extraMessages[0],
+                  c.extraMessages[1], c.blocks[0], c.blocks[1]);
+    }
     lines.push_back(fmt("{\"collective\":\"%s\",\"algorithm\":\"%s\",\"count\":%zu,\"bytes\":%.0f,\"density\":%g,"
-                        "\"seconds\":%.9g,\"runs\":%d,\"batch\":%ld,\"predicted\":%s,\"fitted\":%s,\"dropped\":%s}",
+                        "\"seconds\":%.9g,\"runs\":%d,\"batch\":%ld,\"predicted\":%s,\"fitted\":%s,\"dropped\":%s%s}",
                         p.collective.c_str(), p.algorithm.c_str(), p.count, p.bytes, p.density, p.seconds, p.runs,
                         p.batch, jsonNumber(pr).c_str(), k >= 0 ? "true" : "false",
-                        k >= 0 && f.fit.dropped[size_t(k)] ? "true" : "false"));
+                        k >= 0 && f.fit.dropped[size_t(k)] ? "true" : "false", terms.c_str()));
   }
   return lines;
 }
@@ -343,7 +351,8 @@ void fitAndWrite(const Setup& s, const std::vector<Point>& pts, double tSweep) {
   const CostModel fitted(tuningJson(s.src, f.models, {}), s.transport, device, P, s.src.machines);
   std::vector<double> pred(pts.size(), NAN);
   for (size_t i = 0; i < pts.size(); ++i)
-    if (pts[i].collective != "pingpong")
+    if (pts[i].hasTerms) pred[i] = probeSeconds(f.models, pts[i]);
+    else if (pts[i].collective != "pingpong" && pts[i].collective != "neighbor_allgather")
       pred[i] = estimate(fitted, pts[i].collective, pts[i].algorithm, pts[i].count, pts[i].density);
   printComparison(pts, pred, f);
   std::printf("# rules (the fitted model's pick more than 10 %% slower than the best measured):\n");

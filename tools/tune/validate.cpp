@@ -72,9 +72,11 @@ void validatePoints(const Setup& s, const std::vector<Point>& pts) {
   std::ostringstream text;
   text << in.rdbuf();
   const CostModel m(text.str(), s.transport, s.src.memory == "device", s.src.ranks, s.src.machines);
+  // The neighbourhood probe's predictions need its topology, on a
+  // communicator that loaded the file: a live --validate run reports them.
   std::vector<Point> collectives;
   for (const Point& p : pts)
-    if (p.collective != "pingpong") collectives.push_back(p);
+    if (p.collective != "pingpong" && p.collective != "neighbor_allgather") collectives.push_back(p);
   reportValidation(
       s, collectives,
       [&](const std::string& coll, const std::string& algo, size_t count, double density, std::string* pick) {
@@ -97,8 +99,11 @@ void reportValidation(const Setup& s, const std::vector<Point>& pts, const Estim
       for (const auto& [bytes, algos] : bySize) {
         const Point* best = *std::min_element(algos.begin(), algos.end(),
                                               [](const Point* a, const Point* b) { return a->seconds < b->seconds; });
-        std::string pick;
-        est(coll, "auto", best->count, density, &pick);
+        // The probe's topology is gone: its prediction and pick were taken
+        // when it was measured.
+        const bool probe = coll == "neighbor_allgather";
+        std::string pick = probe ? best->autoPick : "";
+        if (!probe) est(coll, "auto", best->count, density, &pick);
         const Point* picked = nullptr;
         for (const Point* a : algos)
           if (a->algorithm == pick) picked = a;
@@ -112,12 +117,12 @@ void reportValidation(const Setup& s, const std::vector<Point>& pts, const Estim
         std::string line = fmt("  %-16s %-20s auto %-20s regret %7s |", coll.c_str(), where.c_str(), pick.c_str(),
                                picked ? fmt("%.1f %%", 100 * regret).c_str() : "n/a");
         for (const Point* a : algos) {
-          const double pred = est(coll, a->algorithm, a->count, density, nullptr);
+          const double pred = probe ? a->predicted : est(coll, a->algorithm, a->count, density, nullptr);
           const double e = pred / a->seconds - 1;
           const bool native = a->algorithm == "native";
           if (!native) {
             errAll.push_back(std::fabs(e));
-            if (coll != "sparse_allreduce" && coll != "dsop") errDense.push_back(std::fabs(e));
+            if (coll != "sparse_allreduce" && coll != "dsop" && !probe) errDense.push_back(std::fabs(e));
           }
           line += " " + a->algorithm + " " + humanTime(a->seconds) + (native ? "" : fmt(" (%+.0f%%)", 100 * e));
           raw.push_back(fmt("{\"collective\":\"%s\",\"algorithm\":\"%s\",\"count\":%zu,\"bytes\":%.0f,\"density\":%g,"

@@ -112,6 +112,23 @@ scResult_t scNeighborAlgoFor(scTopology_t topo, size_t bytes, scNbrAlgo_t* algo)
 scResult_t scTopologyEstimateTime(scTopology_t topo, size_t bytes, scNbrAlgo_t algo, double* seconds,
                                   scNbrAlgo_t* autoAlgo);
 
+/* The cost model's view of one algorithm on this topology, for tools that fit
+ * the model to measured times (sparcoll-tune). Index [0] is the intra-node
+ * level, [1] the inter-node level. scTopologyEstimateTime's prediction for
+ * blocks of b bytes is
+ *   sum over levels l of  rounds[l]·alpha_l + extraMessages[l]·o_l + b·blocks[l]·beta_l
+ * with alpha, o (message_overhead) and beta of the cost model at b (README
+ * "Neighbourhood collectives": a round is priced at the inter level when it
+ * moves a block between machines; blocks[0] counts local copies too; a level
+ * the tuning file lacks takes its beta from the other). Local; the same on
+ * every rank. algo: an explicit algorithm (native: naive's terms). */
+typedef struct {
+  double rounds[2];         /* rounds in which some rank sends or receives */
+  double extraMessages[2];  /* their messages beyond each round's first (the busiest rank's) */
+  double blocks[2];         /* blocks on the busiest rank's critical path, summed over rounds */
+} scNbrCostTerms_t;
+scResult_t scTopologyCostTerms(scTopology_t topo, scNbrAlgo_t algo, scNbrCostTerms_t* terms);
+
 /* This rank's friend group in the combining pattern, for tools and tests: the
  * k and theta in use, the group's size (1: no group) and, when members is not
  * NULL, its members in the group's order (room for *k entries). Any output
