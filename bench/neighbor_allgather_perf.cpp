@@ -378,11 +378,15 @@ void NeighborAllGather::header(Group& g, RankState& rs, const Context& ctx, cons
   for (const auto& [size, ranks] : bySize)
     if (size > 1) grouped += fmt("%s%d in groups of %d", grouped.empty() ? "" : ", ", ranks, size);
   const char* rpn = std::getenv("SPARCOLL_RANKS_PER_NODE");
+  const char* machines = std::getenv("SPARCOLL_MACHINES");
   std::printf("# topology: %s (--topo %s): %zu edges, out-degree mean %.2f max %zu, in-degree max %zu;\n"
               "#   created in %.2f ms (max over ranks)\n",
               run.graph.name.c_str(), spec_.text.c_str(), edges, run.meanIn, maxOut, maxIn, createSeconds * 1e3);
-  std::printf("# nodes: %s\n", rpn && *rpn ? fmt("%s consecutive ranks each (SPARCOLL_RANKS_PER_NODE)", rpn).c_str()
-                                            : "the machine's (MPI shared-memory split, else the host name)");
+  std::printf("# nodes: %s\n",
+              rpn && *rpn ? fmt("%s consecutive ranks each (SPARCOLL_RANKS_PER_NODE)", rpn).c_str()
+              : machines && *machines
+                  ? fmt("%s blocks of consecutive ranks, each a machine (SPARCOLL_MACHINES)", machines).c_str()
+                  : "the machine's (MPI shared-memory split, else the host name)");
   std::printf("# combining: k = %d, theta = %d; ranks in friend groups: %s\n", k, theta,
               grouped.empty() ? "none" : grouped.c_str());
   std::printf("# time: median over %d repetitions of the mean of -n calls (%s over ranks per repetition); "
@@ -450,6 +454,7 @@ void NeighborAllGather::blocks(const Context& ctx, const std::vector<Row>& rows)
 
 void NeighborAllGather::writeJson(const Context& ctx, const Run& run, const std::vector<Row>& rows) const {
   const char* rpn = std::getenv("SPARCOLL_RANKS_PER_NODE");
+  const char* machines = std::getenv("SPARCOLL_MACHINES");
   std::map<std::pair<int, size_t>, const Row*> native, mpi, naive;
   for (const Row& r : rows) {
     if (r.algo == "native") native[{int(r.dtype), r.bytes}] = &r;

@@ -144,6 +144,11 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
     SC_ARG(d >= 1 && d <= 1e9 && d == double(int(d)), "SPARCOLL_MACHINES='", m, "' is not a positive integer");
     c.machinesEnv = int(d);
   }
+  if (const char* t = std::getenv("SPARCOLL_MODEL_TRANSPORT"); t && *t) {
+    const std::string s = t;
+    c.modelTransport = s == "mpi" ? scTransportMpi : s == "nccl" ? scTransportNccl : s == "local" ? scTransportLocal : -1;
+    SC_ARG(c.modelTransport >= 0, "SPARCOLL_MODEL_TRANSPORT='", t, "' is not one of mpi, nccl, local");
+  }
   // An empty string is "not given", as for the environment variables.
   if (tuningFile && *tuningFile) {
     c.tuning = model::loadTuning(tuningFile);
@@ -155,7 +160,12 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
 
 model::Model commModel(const Config& cfg, bool device, int P) {
   const int machines = cfg.machinesEnv > 0 ? cfg.machinesEnv : cfg.machines;
-  return model::makeModel(cfg.tuning, cfg.env, cfg.transport, device, P, machines, cfg.algo);
+  scTransport_t transport = cfg.transport;
+  if (cfg.modelTransport >= 0) {
+    transport = scTransport_t(cfg.modelTransport);
+    if (transport != scTransportLocal) device = transport == scTransportNccl;  // nccl: device memory; mpi: host
+  }
+  return model::makeModel(cfg.tuning, cfg.env, transport, device, P, machines, cfg.algo);
 }
 
 }  // namespace sc

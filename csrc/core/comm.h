@@ -36,6 +36,11 @@ struct Config {
   model::Overrides env;
   int machines = 1;
   int machinesEnv = 0;
+  // SPARCOLL_MODEL_TRANSPORT: price this communicator as one of another
+  // transport (its tuning-file entries, rules and built-in parameters; nccl's
+  // device memory, mpi's host memory), e.g. local threads standing in for an
+  // MPI job in sparcoll-sim. -1: its own.
+  int modelTransport = -1;
   scCheck_t check = scCheckNative;  // resolved: never scCheckDefault
   // core/trace.h: calls kept for the flight recorder (SPARCOLL_FLIGHT_RECORDER)
   // and the trace directory (SPARCOLL_TRACE; empty: no trace).
@@ -45,7 +50,7 @@ struct Config {
 
 // Merges the caller's scConfig_t (may be NULL) with environment overrides:
 // SPARCOLL_TIMEOUT, SPARCOLL_ALGO, SPARCOLL_PIPELINE_BYTES, SPARCOLL_ALPHA/BETA/GAMMA,
-// SPARCOLL_MACHINES, SPARCOLL_CHECK, SPARCOLL_FLIGHT_RECORDER, SPARCOLL_TRACE,
+// SPARCOLL_MACHINES, SPARCOLL_MODEL_TRANSPORT, SPARCOLL_CHECK, SPARCOLL_FLIGHT_RECORDER, SPARCOLL_TRACE,
 // and reads the tuning file (scConfig_t.tuningFile, else
 // SPARCOLL_TUNING_FILE).
 Config resolveConfig(const scConfig_t* cfg, scTransport_t transport);

@@ -50,19 +50,25 @@ std::unique_ptr<Topology> create(scComm& comm, const Declared& d) {
   buildCombining(*t, m, kn, sourcesOfOut);
   buildHierarchical(*t, m);
 
-  // The model's figures: every algorithm's rounds, maxima over ranks.
+  // The model's figures: every algorithm's rounds, maxima over ranks (the
+  // shared blocks: sums).
   t->cost[scNbrNaive] = naiveCost(*t);
   t->cost[scNbrCombining] = combiningCost(*t);
   t->cost[scNbrHierarchical] = hierarchicalCost(*t);
-  std::vector<double> flat;
+  std::vector<double> flat, shared;
   for (const Cost& c : t->cost)
-    for (const RoundCost& r : c) flat.insert(flat.end(), {r.msgs, r.interBlocks, r.intraBlocks, r.copyBlocks});
+    for (const RoundCost& r : c) {
+      flat.insert(flat.end(), {r.msgs, r.interBlocks, r.intraBlocks, r.copyBlocks});
+      shared.insert(shared.end(), {r.sharedIntra, r.sharedInter});
+    }
   m.allReduce(flat, scMax);
-  size_t i = 0;
+  m.allReduce(shared, scSum);
+  size_t i = 0, j = 0;
   for (Cost& c : t->cost)
     for (RoundCost& r : c) {
-      r = {flat[i], flat[i + 1], flat[i + 2], flat[i + 3]};
+      r = {flat[i], flat[i + 1], flat[i + 2], flat[i + 3], shared[j], shared[j + 1]};
       i += 4;
+      j += 2;
     }
   t->cost[scNbrNative] = t->cost[scNbrNaive];
 

@@ -2,10 +2,12 @@
 // rounds; a round in which some rank sends or receives costs, on its busiest
 // rank,
 //     alpha + o (m - 1) + beta_inter * B_inter + beta_intra * (B_intra + B_copy)
+//       + beta_shared_intra * S_intra + beta_shared_inter * S_inter
 // with m messages and B_inter / B_intra bytes (each the larger of what is
 // sent and what is received) and B_copy bytes copied locally around the round
-// (combining packs and unpacks group messages); the algorithm costs the sum
-// of its rounds. alpha is the latency of a round with one message, as in the
+// (combining packs and unpacks group messages), and S the bytes every rank
+// sends in the round, summed (what a shared medium carries, as in the dense
+// model); the algorithm costs the sum of its rounds. alpha is the latency of a round with one message, as in the
 // dense model (the inter-node level's when the round crosses machines); the
 // messages of a round are posted together, so each further one adds only its
 // overhead o, not another latency: the tuning file's message_overhead, which
@@ -47,8 +49,11 @@ class Tally {
   void sent(int peer, double blocks) { add(0, peer, blocks); }
   void received(int peer, double blocks) { add(1, peer, blocks); }
   void copied(double blocks) { copies_ += blocks; }
+  // This rank's figures; create.cpp takes the maxima over ranks, and the
+  // sums of the shared (sent) blocks.
   RoundCost round() const {
-    return {std::max(msgs_[0], msgs_[1]), std::max(inter_[0], inter_[1]), std::max(intra_[0], intra_[1]), copies_};
+    return {std::max(msgs_[0], msgs_[1]), std::max(inter_[0], inter_[1]), std::max(intra_[0], intra_[1]), copies_,
+            intra_[0], inter_[0]};
   }
 
  private:
@@ -130,6 +135,8 @@ scNbrCostTerms_t costTerms(const Topology& t, scNbrAlgo_t algo) {
     c.extraMessages[l] += r.msgs - 1;
     c.blocks[0] += r.intraBlocks + r.copyBlocks;
     c.blocks[1] += r.interBlocks;
+    c.sharedBlocks[0] += r.sharedIntra;
+    c.sharedBlocks[1] += r.sharedInter;
   }
   return c;
 }
@@ -145,7 +152,8 @@ double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
       const double interBeta = m.interGiven || !m.intraGiven ? inter.beta : intra.beta * kIntraSpeedup;
       return c.rounds[0] * intra.alpha + c.extraMessages[0] * model::messageOverhead(intra) +
              c.rounds[1] * inter.alpha + c.extraMessages[1] * model::messageOverhead(inter) +
-             bytes * (c.blocks[0] * intraBeta + c.blocks[1] * interBeta);
+             bytes * (c.blocks[0] * intraBeta + c.blocks[1] * interBeta + c.sharedBlocks[0] * intra.betaShared +
+                      c.sharedBlocks[1] * inter.betaShared);
     });
   });
 }

@@ -24,9 +24,12 @@ struct InNbr {
 
 // Per round of a schedule, for the cost model: the most messages and blocks a
 // rank sends or receives, the blocks split by whether they cross nodes, and
-// the blocks it copies locally besides (combining's packing and unpacking).
+// the blocks it copies locally besides (combining's packing and unpacking);
+// and the blocks every rank sends, summed, by level (what a shared medium
+// carries, priced at beta_shared).
 struct RoundCost {
   double msgs = 0, interBlocks = 0, intraBlocks = 0, copyBlocks = 0;
+  double sharedIntra = 0, sharedInter = 0;
 };
 using Cost = std::vector<RoundCost>;
 

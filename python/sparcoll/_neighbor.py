@@ -84,12 +84,13 @@ class Topology:
 
     def cost_terms(self, algo: str) -> dict:
         """The cost model's terms for an explicit algorithm on this topology (no
-        communication): {"rounds", "extra_messages", "blocks"}, each an
-        (intra-node, inter-node) pair; estimate(nbytes, algo) is their sum
-        priced at nbytes (README "Neighbourhood collectives")."""
+        communication): {"rounds", "extra_messages", "blocks", "shared_blocks"},
+        each an (intra-node, inter-node) pair; estimate(nbytes, algo) is their
+        sum priced at nbytes (README "Neighbourhood collectives")."""
         code = lookup(NBR_ALGOS, algo, "neighbourhood algorithm")
-        rounds, extra, blocks = self._handle().cost_terms(code)
-        return {"rounds": tuple(rounds), "extra_messages": tuple(extra), "blocks": tuple(blocks)}
+        rounds, extra, blocks, shared = self._handle().cost_terms(code)
+        return {"rounds": tuple(rounds), "extra_messages": tuple(extra), "blocks": tuple(blocks),
+                "shared_blocks": tuple(shared)}
 
     def friend_group(self) -> dict:
         """This rank's group in the combining pattern: {"k", "theta", "members"}

@@ -6,14 +6,15 @@ and plots the predicted time of every algorithm, and auto's pick, for P = 2 ..
 (the uniform expected-union model at a given density) and DSOP. Every
 number comes from the library's own model (sparcoll.model.CostModel), so the
 simulator predicts what auto would pick on a communicator of that size with
-that file loaded. The neighbourhood collectives are not simulated: their
-model prices the patterns a topology builds at creation, which needs the
-ranks (Topology.estimate on a real topology gives their prediction).
+that file loaded. The neighbourhood allgather (--neighbor SPEC) is priced on
+the topology itself, built on P local ranks of this process
+(sparcoll._sim_neighbor), for P = 8, 64, 512 by default.
 
     sparcoll-sim tuning.json -o sim/                 # every collective, tables + PNGs
     sparcoll-sim tuning.json --collectives allreduce --density 0.01
     sparcoll-sim tuning.json --seed-report -o seed/  # ring vs halving-doubling, two experiments
     sparcoll-sim --defaults --transport mpi ...      # the built-in parameters instead of a file
+    sparcoll-sim tuning.json --collectives none --neighbor moore:d=3,r=1 --neighbor random:p=0.1 -o sim/
 
 Sizes are the full vector's bytes per rank (float32), the tuning file's
 "bytes": allreduce count = bytes/4, reduce-scatter recvcount = bytes/(4P),
@@ -28,15 +29,17 @@ import argparse as _argparse
 import json as _json
 import math as _math
 import os as _os
+import re as _re
 import sys as _sys
 from typing import Sequence as _Sequence
 
 from . import _capi
+from . import _sim_neighbor
 from . import model as _model
 
 __all__ = ["main", "algorithms", "Model", "sweep", "table", "disagreements", "plot_collective", "plot_picks",
            "load_measured", "seed_report", "parse_args", "parse_size", "human", "seconds", "DENSE", "COLLECTIVES",
-           "DEFAULT_P", "DEFAULT_SIZES", "TABLE_P", "SHORT", "KIB"]
+           "DEFAULT_P", "DEFAULT_SIZES", "NBR_P", "NBR_SIZES", "TABLE_P", "SHORT", "KIB"]
 
 DENSE = ("allreduce", "reduce_scatter", "allgather")
 COLLECTIVES = DENSE + ("sparse_allreduce", "dsop")
@@ -45,6 +48,8 @@ KIB = 1024
 # them (Rabenseifner's fold and the folded sparse schedules differ there).
 DEFAULT_P = sorted({p for k in range(1, 13) for p in (1 << k, 3 << (k - 1)) if 2 <= p <= 4096})
 DEFAULT_SIZES = [KIB << (2 * i) for i in range(11)]  # 1 KiB .. 1 GiB, x4
+NBR_P = [8, 64, 512]  # --neighbor: each P is that many threads building the topology
+NBR_SIZES = [8 << (2 * i) for i in range(10)]  # blocks of 8 B .. 2 MiB, x4
 TABLE_P = (2, 3, 8, 64, 512, 4096)
 SHORT = {"rabenseifner": "rab", "recdbl": "rdb", "ring": "ring", "ssar_recdbl": "ssar_rd",
          "ssar_split_allgather": "ssar_ag", "dsar_split_allgather": "dsar_ag", "dsar_early_switch": "dsar_es",
@@ -56,6 +61,8 @@ SHORT = {"rabenseifner": "rab", "recdbl": "rdb", "ring": "ring", "ssar_recdbl": 
 def algorithms(collective: str) -> list[str]:
     """The algorithms the model prices for a collective (auto and native excluded:
     auto is the pick, native is priced as ring)."""
+    if collective == "neighbor_allgather":
+        return list(_sim_neighbor.ALGOS)
     table = {"allreduce": _capi.ALGOS, "reduce_scatter": _capi.ALGOS, "allgather": _capi.ALGOS,
              "sparse_allreduce": _capi.SPARSE_ALGOS, "dsop": _capi.DSOP_ALGOS}[collective]
     # binomial and scatter_allgather are broadcast's, which the simulator does not sweep.
@@ -168,7 +175,7 @@ def plot_collective(rows: list[dict], collective: str, plot_ps: _Sequence[int], 
         ax.plot(x, [r["auto_s"] for r in rs], "k.", ms=7, label="auto's pick")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("bytes per rank")
+        ax.set_xlabel("block bytes" if collective == "neighbor_allgather" else "bytes per rank")
         ax.set_ylabel("predicted seconds")
         ax.set_title(f"P = {P}")
         ax.grid(True, which="both", alpha=0.3)
@@ -281,7 +288,12 @@ def parse_args(argv: _Sequence[str] | None) -> _argparse.Namespace:
     ap.add_argument("--ranks-per-node", type=int, default=0,
                     help="ranks per machine; more ranks span several machines (inter-node level). 0: one machine")
     ap.add_argument("--collectives", default=",".join(COLLECTIVES),
-                    help="comma-separated subset of " + ", ".join(COLLECTIVES))
+                    help="comma-separated subset of " + ", ".join(COLLECTIVES) + ", or none")
+    ap.add_argument("--neighbor", action="append", default=[], metavar="SPEC",
+                    help="also the neighbour allgather on this graph (neighbor_allgather_perf's --topo: "
+                         "moore:d=D,r=R[,periodic=1], random:p=X[,seed=S], file:PATH); repeatable")
+    ap.add_argument("--nbr-ranks", default=None, help="--neighbor: comma-separated P (default 8,64,512)")
+    ap.add_argument("--nbr-sizes", default=None, help="--neighbor: block sizes in bytes (default 8..2M x4)")
     ap.add_argument("--density", type=float, default=0.01, help="sparse allreduce: non-zeros / N per rank")
     ap.add_argument("--ranks", default=None, help="comma-separated P values (default 2..4096)")
     ap.add_argument("--sizes", default=None, help="comma-separated byte sizes (K/M/G suffixes; default 1K..1G x4)")
@@ -297,16 +309,25 @@ def parse_args(argv: _Sequence[str] | None) -> _argparse.Namespace:
         ap.error(f"--density {a.density} must be in (0, 1]")
     if a.ranks_per_node < 0:
         ap.error("--ranks-per-node must be >= 0")
-    bad = [c for c in a.collectives.split(",") if c not in COLLECTIVES]
+    a.collectives = [] if a.collectives in ("", "none") else a.collectives.split(",")
+    bad = [c for c in a.collectives if c not in COLLECTIVES]
     if bad:
-        ap.error(f"unknown collective(s) {', '.join(bad)}; choose from {', '.join(COLLECTIVES)}")
+        ap.error(f"unknown collective(s) {', '.join(bad)}; choose from {', '.join(COLLECTIVES)}, or none")
+    try:
+        a.neighbor = [(t, _sim_neighbor.parse_spec(t)) for t in a.neighbor]
+    except ValueError as e:
+        ap.error(f"--neighbor: {e}")
     try:
         a.ranks = [int(x) for x in a.ranks.split(",")] if a.ranks else list(DEFAULT_P)
         a.sizes = [parse_size(x) for x in a.sizes.split(",")] if a.sizes else list(DEFAULT_SIZES)
+        a.nbr_ranks = [int(x) for x in a.nbr_ranks.split(",")] if a.nbr_ranks else list(NBR_P)
+        a.nbr_sizes = [parse_size(x) for x in a.nbr_sizes.split(",")] if a.nbr_sizes else list(NBR_SIZES)
     except ValueError as e:
         ap.error(str(e))
     if any(p < 2 for p in a.ranks):
         ap.error("--ranks: every P must be >= 2")
+    if any(p < 1 for p in a.nbr_ranks):
+        ap.error("--nbr-ranks: every P must be >= 1")
     return a
 
 
@@ -356,8 +377,12 @@ def main(argv: _Sequence[str] | None = None) -> int:
         measured = load_measured(a.measured) if a.measured else []
         print(seed_report(m, a.out, measured, plots))
         return 0
+    if a.neighbor and transport == "local" and memory == "device":
+        print("sparcoll-sim: --neighbor builds host-memory local ranks; it cannot price local device-memory "
+              "communicators (--transport mpi or nccl, or --memory host)", file=_sys.stderr)
+        return 2
     all_rows = []
-    for c in a.collectives.split(","):
+    for c in a.collectives:
         rows = sweep(m, c, a.ranks, a.sizes, a.density)
         all_rows += rows
         what = {"sparse_allreduce": f" (density {a.density:g})"}.get(c, "")
@@ -371,6 +396,20 @@ def main(argv: _Sequence[str] | None = None) -> int:
             plot_ps = [p for p in (8, 64, 4096) if p in a.ranks] or a.ranks[-1:]
             plot_collective(rows, c, plot_ps, _os.path.join(a.out, f"{c}.png"), f"{c}{what}: {src}")
             plot_picks(rows, c, _os.path.join(a.out, f"{c}-picks.png"), f"{c}{what}: auto's pick")
+    for text, _ in a.neighbor:
+        try:
+            rows = _sim_neighbor.simulate(tuning, transport, m.machines, text, a.nbr_ranks, a.nbr_sizes)
+        except ValueError as e:
+            print(f"sparcoll-sim: --neighbor {text}: {e}", file=_sys.stderr)
+            return 2
+        all_rows += rows
+        ks = ", ".join(f"P = {r['P']}: k {r['k']}" for r in rows if r["bytes"] == a.nbr_sizes[0])
+        print(f"\n## neighbor_allgather on {text} (blocks; friend groups {ks}): auto's pick and its predicted time")
+        print(table(rows, a.nbr_ranks, a.nbr_sizes))
+        if plots:
+            name = "neighbor_allgather-" + _re.sub(r"[^A-Za-z0-9.=-]+", "_", text)
+            plot_collective(rows, "neighbor_allgather", a.nbr_ranks[-3:], _os.path.join(a.out, name + ".png"),
+                            f"neighbor_allgather on {text}: {src}")
     if a.out:
         with open(_os.path.join(a.out, "sim.jsonl"), "w") as f:
             for r in all_rows:

@@ -60,12 +60,12 @@ void bindNeighbor(py::module_& m) {
         members.resize(size_t(size));
         return py::make_tuple(k, theta, members);
       })
-      // ((rounds), (extra messages), (blocks)), each (intra, inter): scTopologyCostTerms.
+      // ((rounds), (extra messages), (blocks), (shared blocks)), each (intra, inter): scTopologyCostTerms.
       .def("cost_terms", [](Topology& t, int algo) {
         scNbrCostTerms_t c{};
         check(scTopologyCostTerms(t.get(), scNbrAlgo_t(algo), &c), t.comm());
         auto pair = [](const double* v) { return py::make_tuple(v[0], v[1]); };
-        return py::make_tuple(pair(c.rounds), pair(c.extraMessages), pair(c.blocks));
+        return py::make_tuple(pair(c.rounds), pair(c.extraMessages), pair(c.blocks), pair(c.sharedBlocks));
       }, py::arg("algo"))
       .def("algo_for", [](Topology& t, size_t bytes) {
         scNbrAlgo_t a = scNbrAuto;

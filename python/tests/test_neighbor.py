@@ -179,10 +179,11 @@ def test_topology_queries():
 def test_cost_terms_price_the_estimate(tmp_path, monkeypatch):
     """cost_terms(algo) summed with the file's parameters is estimate(nbytes, algo);
     a large message_overhead makes auto pick combining on the complete graph."""
-    P, alpha, beta, o = 6, 1e-6, 1e-9, 1e-4
+    P, alpha, beta, bs, o = 6, 1e-6, 1e-9, 3e-10, 1e-4
     tuning = tmp_path / "t.json"
     tuning.write_text('{"format": "sparcoll-tuning", "version": 1, "models": [{"transport": "local", '
-                      f'"alpha": {alpha}, "beta": {beta}, "gamma": 0, "message_overhead": {o}}}]}}')
+                      f'"alpha": {alpha}, "beta": {beta}, "gamma": 0, "beta_shared": {bs}, '
+                      f'"message_overhead": {o}}}]}}')
     monkeypatch.setenv("SPARCOLL_TUNING_FILE", str(tuning))
     src, dst = dense(P)
 
@@ -195,10 +196,12 @@ def test_cost_terms_price_the_estimate(tmp_path, monkeypatch):
 
     for terms, pick in run_ranks(P, body):
         for algo, (c, seconds) in terms.items():
-            assert c["rounds"][1] == c["extra_messages"][1] == c["blocks"][1] == 0  # one machine
+            assert c["rounds"][1] == c["extra_messages"][1] == c["blocks"][1] == c["shared_blocks"][1] == 0
             assert seconds == pytest.approx(c["rounds"][0] * alpha + c["extra_messages"][0] * o
-                                            + 1024 * c["blocks"][0] * beta, rel=1e-12), algo
-        assert terms["naive"][0] == {"rounds": (1, 0), "extra_messages": (P - 2, 0), "blocks": (P - 1, 0)}
+                                            + 1024 * (c["blocks"][0] * beta + c["shared_blocks"][0] * bs),
+                                            rel=1e-12), algo
+        assert terms["naive"][0] == {"rounds": (1, 0), "extra_messages": (P - 2, 0), "blocks": (P - 1, 0),
+                                     "shared_blocks": (P * (P - 1), 0)}
         assert terms["combining"][0]["extra_messages"][0] < P - 2
         assert pick == "combining"
 

@@ -56,7 +56,8 @@ TEST(NeighborModel, RoundIsAlphaPlusMessageOverheads) {
 }
 
 // scTopologyCostTerms are the estimate's terms: summed with the model's
-// parameters they give scTopologyEstimateTime, for every explicit algorithm.
+// parameters (beta_shared too) they give scTopologyEstimateTime, for every
+// explicit algorithm; naive's shared blocks are every edge's block.
 // A message worth much (o = 100 alpha) makes combining form groups on the
 // complete graph of 6 ranks and auto pick it at small blocks; a message worth
 // nothing (o = 0) forms no group (theta beyond any neighbourhood, k = 1), and
@@ -66,11 +67,11 @@ TEST(NeighborModel, CostTermsPriceTheEstimate) {
   ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), f("SPARCOLL_TUNING_FILE", nullptr),
       m("SPARCOLL_MACHINES", nullptr), mo("SPARCOLL_MESSAGE_OVERHEAD", nullptr);
   const int P = 6;
-  const double alpha = 1e-6, beta = 1e-9;
+  const double alpha = 1e-6, beta = 1e-9, betaShared = 3e-10;
   for (double o : {1e-4, 0.0}) {
     SCOPED_TRACE(testing::Message() << "message_overhead " << o);
     const std::string file = writeTuning(tuningJson(
-        R"([{"transport": "local", "alpha": 1e-6, "beta": 1e-9, "gamma": 0, "message_overhead": )" +
+        R"([{"transport": "local", "alpha": 1e-6, "beta": 1e-9, "gamma": 0, "beta_shared": 3e-10, "message_overhead": )" +
         std::to_string(o) + "}]"));
     scConfig_t cfg = configWith(file.c_str());
     cfg.transport = scTransportLocal;
@@ -80,11 +81,15 @@ TEST(NeighborModel, CostTermsPriceTheEstimate) {
       for (scNbrAlgo_t algo : {scNbrNaive, scNbrCombining, scNbrHierarchical, scNbrNative}) {
         scNbrCostTerms_t c{};
         ASSERT_EQ(scTopologyCostTerms(t, algo, &c), scSuccess) << scGetLastError(comm);
-        EXPECT_EQ(c.rounds[1] + c.extraMessages[1] + c.blocks[1], 0) << "one machine: nothing inter-node";
+        EXPECT_EQ(c.rounds[1] + c.extraMessages[1] + c.blocks[1] + c.sharedBlocks[1], 0)
+            << "one machine: nothing inter-node";
         for (size_t bytes : {size_t(8), size_t(4096)}) {
           double s = 0;
           ASSERT_EQ(scTopologyEstimateTime(t, bytes, algo, &s, nullptr), scSuccess);
-          EXPECT_NEAR(s, c.rounds[0] * alpha + c.extraMessages[0] * o + double(bytes) * c.blocks[0] * beta, 1e-15)
+          EXPECT_NEAR(s,
+                      c.rounds[0] * alpha + c.extraMessages[0] * o +
+                          double(bytes) * (c.blocks[0] * beta + c.sharedBlocks[0] * betaShared),
+                      1e-15)
               << "algo " << algo << ", " << bytes << " B";
         }
       }
@@ -94,6 +99,8 @@ TEST(NeighborModel, CostTermsPriceTheEstimate) {
       EXPECT_EQ(naive.rounds[0], 1);
       EXPECT_EQ(naive.extraMessages[0], P - 2);
       EXPECT_EQ(naive.blocks[0], P - 1);
+      EXPECT_EQ(naive.sharedBlocks[0], P * (P - 1)) << "every rank sends its block to P - 1 others";
+      if (o > 0) EXPECT_GT(comb.sharedBlocks[0], 0);
       int k = 0, size = 0;
       ASSERT_EQ(scTopologyFriendGroup(t, &k, nullptr, &size, nullptr), scSuccess);
       scNbrAlgo_t pick = scNbrAuto;
@@ -118,6 +125,56 @@ TEST(NeighborModel, CostTermsPriceTheEstimate) {
       EXPECT_EQ(scTopologyDestroy(t), scSuccess);
     }, &cfg);
   }
+}
+
+// SPARCOLL_MODEL_TRANSPORT prices a communicator as another transport's (its
+// file entry, here mpi's on local threads); SPARCOLL_MACHINES=M makes the
+// neighbourhood's machines M blocks of consecutive ranks, whose blocks the
+// model prices at the inter level. A bad transport name fails the creation.
+TEST(NeighborModel, ModelTransportAndMachines) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "the local transport's threads stand in";
+  ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), f("SPARCOLL_TUNING_FILE", nullptr),
+      m("SPARCOLL_MACHINES", nullptr), mo("SPARCOLL_MESSAGE_OVERHEAD", nullptr), mt("SPARCOLL_MODEL_TRANSPORT", nullptr),
+      rpn("SPARCOLL_RANKS_PER_NODE", nullptr);
+  const int P = 4;
+  const std::string file = writeTuning(tuningJson(
+      R"([{"transport": "mpi", "alpha": 7e-6, "beta": 2e-9, "gamma": 0, "message_overhead": 1e-6},
+          {"transport": "local", "alpha": 3e-6, "beta": 1e-9, "gamma": 0, "message_overhead": 0}])"));
+  scConfig_t cfg = configWith(file.c_str());
+  cfg.transport = scTransportLocal;
+  auto naive = [&](double* seconds, scNbrCostTerms_t* terms) {
+    sctest::run(P, [&](scComm_t comm, int rank) {
+      const scTopology_t t = completeTopology(comm, rank, P);
+      ASSERT_NE(t, nullptr);
+      if (rank == 0) {
+        ASSERT_EQ(scTopologyEstimateTime(t, 1000, scNbrNaive, seconds, nullptr), scSuccess);
+        ASSERT_EQ(scTopologyCostTerms(t, scNbrNaive, terms), scSuccess);
+      }
+      EXPECT_EQ(scTopologyDestroy(t), scSuccess);
+    }, &cfg);
+  };
+  double s = 0;
+  scNbrCostTerms_t c{};
+  naive(&s, &c);
+  EXPECT_NEAR(s, 3e-6 + 0 + 1000 * 3 * 1e-9, 1e-15) << "its own transport's entry";
+  {
+    ScopedEnv env("SPARCOLL_MODEL_TRANSPORT", "mpi");
+    naive(&s, &c);
+    EXPECT_NEAR(s, 7e-6 + 2 * 1e-6 + 1000 * 3 * 2e-9, 1e-15) << "mpi's entry";
+    ScopedEnv two("SPARCOLL_MACHINES", "2");
+    naive(&s, &c);
+    // Machines {0, 1} and {2, 3}: each rank sends one block at home and two away.
+    EXPECT_EQ(c.rounds[1], 1);
+    EXPECT_EQ(c.blocks[1], 2);
+    EXPECT_EQ(c.sharedBlocks[0], P * 1);
+    EXPECT_EQ(c.sharedBlocks[1], P * 2);
+  }
+  ScopedEnv bad("SPARCOLL_MODEL_TRANSPORT", "tcp");
+  scComm_t comms[P];
+  EXPECT_EQ(scCommInitLocal(comms, P, nullptr, &cfg), scInvalidArgument);
+  EXPECT_NE(std::string(scGetLastError(nullptr)).find("SPARCOLL_MODEL_TRANSPORT='tcp' is not one of mpi, nccl, local"),
+            std::string::npos)
+      << scGetLastError(nullptr);
 }
 
 }  // namespace

@@ -155,9 +155,9 @@ def check_raw(path, dense_only=False, probe=False):
                 bad.append(f"{path}:{i + 1}: {line.strip()}")
             if p.get("collective") == "neighbor_allgather":
                 t = p.get("terms")
-                if not (p.get("algorithm") in ("naive", "combining") and isinstance(t, list) and len(t) == 6
+                if not (p.get("algorithm") in ("naive", "combining") and isinstance(t, list) and len(t) == 8
                         and all(finite(x) for x in t)):
-                    bad.append(f"{path}:{i + 1}: a probe point needs naive or combining and 6 terms >= 0")
+                    bad.append(f"{path}:{i + 1}: a probe point needs naive or combining and 8 terms >= 0")
     want = {(c, a) for c, algos in COLLECTIVES.items() for a in algos if a != "auto"}
     if dense_only:
         want = {(c, a) for c, a in want if c not in ("sparse_allreduce", "dsop")}

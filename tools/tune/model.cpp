@@ -173,10 +173,12 @@ bool readPoints(const std::string& path, Source* src, std::vector<Point>* pts, s
       p.runs = j.value("runs", 0);
       p.batch = j.value("batch", 0L);
       if (const auto t = j.find("terms"); t != j.end()) {
+        // rounds, extra messages, blocks, shared blocks (intra, inter each);
+        // files of the first version of the probe have no shared blocks.
         const std::vector<double> v = t->get<std::vector<double>>();
-        if (v.size() != 6) throw std::runtime_error("terms: expected 6 numbers");
+        if (v.size() != 8 && v.size() != 6) throw std::runtime_error("terms: expected 8 numbers");
         p.hasTerms = true;
-        p.terms = {{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}};
+        p.terms = {{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {v.size() == 8 ? v[6] : 0, v.size() == 8 ? v[7] : 0}};
       }
       if (!(p.seconds > 0) || !std::isfinite(p.seconds) || !(p.bytes > 0))
         throw std::runtime_error("seconds and bytes must be positive");

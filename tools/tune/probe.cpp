@@ -52,7 +52,7 @@ double probeSeconds(const std::vector<ModelEntry>& models, const Point& p, int e
   double t = 0;
   for (int l = 0; l < 2; ++l) {
     const Params q = paramsAt(models, l ? "inter" : "intra", p.bytes);
-    t += p.terms.rounds[l] * q.alpha + p.bytes * p.terms.blocks[l] * q.beta;
+    t += p.terms.rounds[l] * q.alpha + p.bytes * (p.terms.blocks[l] * q.beta + p.terms.sharedBlocks[l] * q.betaShared);
     if (l != except) t += p.terms.extraMessages[l] * overheadOf(q);
   }
   return t;

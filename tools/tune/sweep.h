@@ -31,7 +31,8 @@ struct Point {
   int runs = 0;
   long batch = 0;          // calls per run
   // neighbor_allgather: the model's terms for this algorithm on the probe's
-  // topology (scNbrCostTerms_t: rounds, extra messages, blocks; intra, inter).
+  // topology (scNbrCostTerms_t: rounds, extra messages, blocks, shared
+  // blocks; intra, inter).
   bool hasTerms = false;
   scNbrCostTerms_t terms{};
   // neighbor_allgather: the communicator's own prediction for the point

@@ -307,8 +307,9 @@ std::vector<std::string> rawLines(const std::vector<Point>& pts, const std::vect
     std::string terms;
     if (p.hasTerms) {
       const scNbrCostTerms_t& c = p.terms;
-      terms = fmt(",\"terms\":[%.17g,%.17g,%.17g,%.17g,%.17g,%.17g]", c.rounds[0], c.rounds[1], c.extraMessages[0],
-                  c.extraMessages[1], c.blocks[0], c.blocks[1]);
+      terms = fmt(",\"terms\":[%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g]", c.rounds[0], c.rounds[1],
+                  c.extraMessages[0], c.extraMessages[1], c.blocks[0], c.blocks[1], c.sharedBlocks[0],
+                  c.sharedBlocks[1]);
     }
     lines.push_back(fmt("{\"collective\":\"%s\",\"algorithm\":\"%s\",\"count\":%zu,\"bytes\":%.0f,\"density\":%g,"
                         "\"seconds\":%.9g,\"runs\":%d,\"batch\":%ld,\"predicted\":%s,\"fitted\":%s,\"dropped\":%s%s}",

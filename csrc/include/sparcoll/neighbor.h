@@ -117,6 +117,7 @@ scResult_t scTopologyEstimateTime(scTopology_t topo, size_t bytes, scNbrAlgo_t a
  * level, [1] the inter-node level. scTopologyEstimateTime's prediction for
  * blocks of b bytes is
  *   sum over levels l of  rounds[l]·alpha_l + extraMessages[l]·o_l + b·blocks[l]·beta_l
+ *                         + b·sharedBlocks[l]·beta_shared_l
  * with alpha, o (message_overhead) and beta of the cost model at b (README
  * "Neighbourhood collectives": a round is priced at the inter level when it
  * moves a block between machines; blocks[0] counts local copies too; a level
@@ -126,6 +127,7 @@ typedef struct {
   double rounds[2];         /* rounds in which some rank sends or receives */
   double extraMessages[2];  /* their messages beyond each round's first (the busiest rank's) */
   double blocks[2];         /* blocks on the busiest rank's critical path, summed over rounds */
+  double sharedBlocks[2];   /* blocks every rank sends, summed over ranks and rounds (a shared medium's load) */
 } scNbrCostTerms_t;
 scResult_t scTopologyCostTerms(scTopology_t topo, scNbrAlgo_t algo, scNbrCostTerms_t* terms);
 
