@@ -454,7 +454,6 @@ void NeighborAllGather::blocks(const Context& ctx, const std::vector<Row>& rows)
 
 void NeighborAllGather::writeJson(const Context& ctx, const Run& run, const std::vector<Row>& rows) const {
   const char* rpn = std::getenv("SPARCOLL_RANKS_PER_NODE");
-  const char* machines = std::getenv("SPARCOLL_MACHINES");
   std::map<std::pair<int, size_t>, const Row*> native, mpi, naive;
   for (const Row& r : rows) {
     if (r.algo == "native") native[{int(r.dtype), r.bytes}] = &r;

@@ -37,8 +37,10 @@ struct Params {
 // fewer rounds: picking a two-round schedule that does not pay loses up to a
 // round's latency, missing one that pays loses a few overheads. What the
 // ratio really is depends on the transport and the network (over TCP on the
-// same machine a message saved by combining was worth about alpha / 2), so
-// sparcoll-tune measures it (README "Cost model").
+// same machine a message saved by combining was worth about one alpha, on
+// oversubscribed shared memory nothing: bench/results/
+// neighbor-overhead-2026-11-29.md), so sparcoll-tune measures it (README
+// "Cost model").
 constexpr double kDefaultMessageOverhead = 1.0 / 12;
 inline double messageOverhead(const Params& p) {
   return std::isnan(p.messageOverhead) ? p.alpha * kDefaultMessageOverhead : p.messageOverhead;
