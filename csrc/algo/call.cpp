@@ -158,8 +158,7 @@ void verify(scComm& comm, const CallSig& sig) {
 void setCall(scComm& comm, const CallSig& sig) {
   ++comm.seq;
   comm.call = sig;
-  comm.callStart = Clock::now();
-  comm.recorder->begin(comm.seq, sig, comm.stats, comm.callStart);
+  comm.recorder->begin(comm.seq, sig, comm.stats);
   if (wanted(comm, sig)) verify(comm, sig);
   // Names and algorithms are string literals, so equal pointers mean equal text.
   const CallSig& h = comm.hashedSig;

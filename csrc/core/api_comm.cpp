@@ -57,12 +57,12 @@ scResult_t enterCall(scComm* comm, bool* nested) {
     return scInvalidUsage;
   }
   comm->call = CallSig{};
-  comm->callStart = {};
+  if (!*nested) comm->callStart.store(Deadline::kNotStarted, std::memory_order_relaxed);  // an inner call shares it
   return scSuccess;
 }
 
 void leaveCall(scComm* comm) noexcept {
-  comm->callStart = {};
+  comm->callStart.store(scComm::kOutside, std::memory_order_relaxed);
   comm->inUse.store(std::thread::id{}, std::memory_order_release);
 }
 

@@ -103,12 +103,17 @@ struct scComm {
   int size() const { return transport->size(); }
   bool device() const { return backend->mem() == sc::Mem::Device; }
   sc::Deadline deadline() const { return sc::Deadline::in(cfg.timeout); }
-  // When the current call took its number (setCall); the zero time point
-  // outside a call. The call's deadline counts from there, so that a call
-  // reads the clock once for its deadline and its flight-recorder entry.
-  sc::Clock::time_point callStart{};
-  sc::Deadline callDeadline() const {
-    return callStart == sc::Clock::time_point{} ? deadline() : sc::Deadline::after(callStart, cfg.timeout);
+  // When the current call (the outermost C entry point) began waiting: a
+  // Clock tick count, Deadline::kNotStarted until the call's first wait
+  // looks at its deadline, and kOutside between calls. The call's deadline
+  // counts from there (core/deadline.h), so a call whose messages are all
+  // there when it looks reads no clock for its deadline.
+  static constexpr sc::Clock::rep kOutside = -1;
+  std::atomic<sc::Clock::rep> callStart{kOutside};
+  // Outside a call, a deadline from now.
+  sc::Deadline callDeadline() {
+    return callStart.load(std::memory_order_relaxed) == kOutside ? deadline()
+                                                                  : sc::Deadline::atFirstLook(&callStart, cfg.timeout);
   }
   size_t pipelineBytes() const {
     return cfg.pipelineBytes ? cfg.pipelineBytes : (device() ? (4u << 20) : (1u << 20));

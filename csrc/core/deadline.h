@@ -1,7 +1,11 @@
-// A point in time after which a blocking wait gives up with scTimeout.
+// A point in time after which a blocking wait gives up with scTimeout, and
+// the clocks calls read.
 #pragma once
 
+#include <time.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include "core/error.h"
@@ -10,22 +14,84 @@ namespace sc {
 
 using Clock = std::chrono::steady_clock;
 
-struct Deadline {
-  Clock::time_point at;
-  double seconds = 0;  // the configured budget, for messages
+// The clock a call reads on its way (its flight-recorder entry): the coarse
+// monotonic clock, which reads a word the kernel updates at its timer ticks,
+// where Clock::now() reads the time-stamp counter. 2.6 against 21 ns in a
+// loop, but with 8 ranks on 2 cores, two Clock::now() per call made a
+// neighbour allgather of 8-64 B 20-30 % slower than two coarseNow() did
+// (bench/results/neighbor-cpu-mpi-2026-11-29-clock.md). On Clock's scale
+// (both are CLOCK_MONOTONIC underneath): coarseNow() <= Clock::now(), and
+// behind it by up to two ticks (kernel timekeeping advances in whole ticks,
+// at a tick), 8 ms at 250 Hz. Where there is no coarse clock, Clock itself.
+inline Clock::time_point coarseNow() noexcept {
+#ifdef CLOCK_MONOTONIC_COARSE
+  timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0)
+    return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(ts.tv_sec) +
+                                                                         std::chrono::nanoseconds(ts.tv_nsec)));
+#endif
+  return Clock::now();
+}
+// One tick of coarseNow() (read once).
+inline Clock::duration coarseResolution() noexcept {
+  static const Clock::duration res = [] {
+#ifdef CLOCK_MONOTONIC_COARSE
+    timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) == 0)
+      return std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(ts.tv_sec) +
+                                                         std::chrono::nanoseconds(ts.tv_nsec));
+#endif
+    return Clock::duration(1);
+  }();
+  return res;
+}
 
+// A deadline: a fixed time point (in, after), or a budget that starts at its
+// first look (atFirstLook). The latter is a call's (scComm::callDeadline):
+// every wait of the call shares one start, read when the first of them finds
+// that it has to wait (at(), expired(), check()), so a call whose messages are
+// all there reads no clock for its deadline, and the budget never ends before
+// `seconds` after the call began.
+class Deadline {
+ public:
+  // A shared start not read yet.
+  static constexpr Clock::rep kNotStarted = 0;
+
+  Deadline() = default;
   static Deadline in(double s) { return after(Clock::now(), s); }
-  static Deadline after(Clock::time_point t0, double s) {
-    // Clamp so that t0 + s cannot overflow the clock's 64-bit tick count
-    // (a century is "no deadline" in practice).
-    const double capped = std::min(s, 100.0 * 365 * 24 * 3600);
-    return {t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capped)), s};
+  static Deadline after(Clock::time_point t0, double s) { return Deadline(t0 + budget(s), s, nullptr); }
+  // *start: kNotStarted until the first look of any deadline made from it
+  // (which sets it, once), or a time point's tick count. It must outlive
+  // the deadline.
+  static Deadline atFirstLook(std::atomic<Clock::rep>* start, double s) { return Deadline({}, s, start); }
+
+  Clock::time_point at() const {
+    if (!start_) return at_;
+    Clock::rep t = start_->load(std::memory_order_acquire);
+    if (t == kNotStarted) {
+      const Clock::rep now = Clock::now().time_since_epoch().count();
+      t = start_->compare_exchange_strong(t, now, std::memory_order_acq_rel) ? now : t;  // t: the winner's
+    }
+    return Clock::time_point(Clock::duration(t)) + budget(seconds);
   }
-  bool expired() const { return Clock::now() >= at; }
+  bool expired() const { return Clock::now() >= at(); }
   // Throws scTimeout naming what was being waited for.
   void check(const char* what) const {
     if (expired()) SC_THROW(scTimeout, "deadline of ", seconds, " s expired while waiting for ", what);
   }
+
+  double seconds = 0;  // the configured budget, for messages
+
+ private:
+  Deadline(Clock::time_point at, double s, std::atomic<Clock::rep>* start) : seconds(s), at_(at), start_(start) {}
+  // Clamped so that a start plus the budget cannot overflow the clock's
+  // 64-bit tick count (a century is "no deadline" in practice).
+  static Clock::duration budget(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(s, 100.0 * 365 * 24 * 3600)));
+  }
+
+  Clock::time_point at_{};
+  std::atomic<Clock::rep>* start_ = nullptr;
 };
 
 }  // namespace sc

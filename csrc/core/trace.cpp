@@ -8,6 +8,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/deadline.h"
 #include "core/error.h"
 
 namespace sc {
@@ -37,6 +38,14 @@ std::string durText(double us) {
   else std::snprintf(b, sizeof b, "%.3f s", us / 1e6);
   return b;
 }
+
+// A duration between two readings of a clock that lags by up to lagUs (0: exact):
+// "under 8 ms" up to that.
+std::string durText(double us, double lagUs) {
+  return us <= lagUs && lagUs > 0 ? "under " + durText(lagUs) : durText(us);
+}
+
+double usOf(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 }  // namespace
 
@@ -71,15 +80,14 @@ Recorder::~Recorder() {
   std::fclose(trace_);
 }
 
-void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats,
-                     std::chrono::steady_clock::time_point t0) {
+void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats) {
   if (!active()) return;
   CallRecord& r = ring_[next_];
   if (++next_ == ring_.size()) next_ = 0;  // not a modulo: a division per call
   used_ = std::min(used_ + 1, ring_.size());
   r.seq = seq;
   r.sig = sig;
-  r.t0 = t0;
+  r.t0 = trace_ ? Clock::now() : coarseNow();
   r.startUs = wallAtSteadyZeroUs_ + steadyUs(r.t0);
   r.durUs = -1;
   r.status = scSuccess;
@@ -138,7 +146,7 @@ void Recorder::end(uint64_t fromSeq, scResult_t status, const std::string& error
     if (r->seq <= fromSeq) break;
     open_.pop_back();
     popped = true;
-    r->durUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - r->t0).count();
+    r->durUs = usOf((trace_ ? Clock::now() : coarseNow()) - r->t0);
     r->status = status;
     r->bytesSent = stats.bytesSent - r->bytesSent;
     r->bytesRecv = stats.bytesRecv - r->bytesRecv;
@@ -162,15 +170,16 @@ void Recorder::end(uint64_t fromSeq, scResult_t status, const std::string& error
 std::string Recorder::dump() const {
   std::string out;
   const size_t n = std::min(used_, keep_);
+  // Coarse readings lag by up to two ticks (core/deadline.h).
+  const double lagUs = trace_ ? 0 : 2 * usOf(coarseResolution());
   for (size_t i = 0; i < n; ++i) {
     const CallRecord& r = ring_[(next_ + ring_.size() - n + i) % ring_.size()];
     out += cat("  #", r.seq, " ", r.sig.text(), ": ");
     if (r.durUs < 0) {
-      out += cat("in flight for ", durText(std::chrono::duration<double, std::micro>(
-                                               std::chrono::steady_clock::now() - r.t0).count()));
+      out += cat("in flight for ", durText(usOf(Clock::now() - r.t0), lagUs));
     } else {
       // Traffic is counted when a round is posted: a failed call's may not all have moved.
-      out += cat(r.status == scSuccess ? "ok" : scGetErrorString(r.status), " in ", durText(r.durUs),
+      out += cat(r.status == scSuccess ? "ok" : scGetErrorString(r.status), " in ", durText(r.durUs, lagUs),
                  r.status == scSuccess ? ", sent " : ", posted: sent ", bytesText(r.bytesSent), ", received ",
                  bytesText(r.bytesRecv));
     }

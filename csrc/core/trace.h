@@ -42,8 +42,12 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // Call `seq` starts at t0 (setCall), with the communicator's traffic so far.
-  void begin(uint64_t seq, const CallSig& sig, const scStats_t& stats, std::chrono::steady_clock::time_point t0);
+  // Call `seq` starts (setCall), with the communicator's traffic so far.
+  // Without a trace, its start and end are read from the coarse clock
+  // (core/deadline.h: no precise read per call), and the dump gives a call
+  // shorter than its resolution as "under 8 ms"; with a trace, from the
+  // precise clock (a trace's events need microseconds).
+  void begin(uint64_t seq, const CallSig& sig, const scStats_t& stats);
   // A round of the current call (Ctx::post).
   void round(const std::vector<P2POp>& ops, const char* phase, int step, int steps);
   // The calls numbered after `fromSeq` end (the outermost C entry point

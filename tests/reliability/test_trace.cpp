@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "common/harness.h"
+#include "core/deadline.h"
 #include "core/trace.h"
 #include "reliability/reliability_util.h"
 
@@ -151,17 +153,16 @@ TEST(FlightRecorder, PeersOncePerCall) {
     return v;
   };
   scStats_t st{};
-  const auto now = std::chrono::steady_clock::now();
-  rec.begin(1, {"outer"}, st, now);
+  rec.begin(1, {"outer"}, st);
   rec.round(ops({3, 1, 3}), nullptr, 0, 0);
   rec.round(ops({1, 7}), nullptr, 0, 0);
-  rec.begin(2, {"inner"}, st, now);
+  rec.begin(2, {"inner"}, st);
   rec.round(ops({7, 5, 7}), nullptr, 0, 0);
   rec.end(1, scSuccess, "", st);
   rec.round(ops({5, 7, 3, 9}), nullptr, 0, 0);
   rec.end(0, scSuccess, "", st);
   // Past the cap (64 peers): 90 distinct peers, each in several messages.
-  rec.begin(3, {"wide"}, st, now);
+  rec.begin(3, {"wide"}, st);
   for (int rep = 0; rep < 3; ++rep) {
     std::vector<sc::P2POp> v;
     for (int p = 0; p < 90; ++p) v.push_back({sc::P2POp::Send, p, &b, 1});
@@ -175,4 +176,25 @@ TEST(FlightRecorder, PeersOncePerCall) {
   std::string wide = "3 rounds, peers";
   for (int p = 0; p < 64; ++p) wide += " " + std::to_string(p);
   EXPECT_TRUE(has(d, wide + " and 26 more\n")) << d;
+}
+
+// Without a trace, a call's duration is measured on the coarse clock (no
+// precise read per call: core/deadline.h), whose readings lag by up to two
+// ticks; the dump then says "under 8 ms" (two ticks) for a quick call, never
+// a false "0 us".
+TEST(FlightRecorder, QuickCallsUnderTheCoarseClocksLag) {
+  sc::Recorder rec(4, "", 0, 2, "local");
+  scStats_t st{};
+  const double lagUs = 2 * std::chrono::duration<double, std::micro>(sc::coarseResolution()).count();
+  char lag[32];
+  std::snprintf(lag, sizeof lag, lagUs < 1e3 ? "%.0f us" : "%.3f ms", lagUs < 1e3 ? lagUs : lagUs / 1e3);
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    rec.begin(seq, {"quick"}, st);
+    rec.end(seq - 1, scSuccess, "", st);
+  }
+  const std::string d = rec.dump();
+  size_t under = 0;
+  for (size_t at = 0; (at = d.find(std::string("ok in under ") + lag, at)) != std::string::npos; ++at) ++under;
+  EXPECT_EQ(under, 3u) << d;
+  EXPECT_FALSE(has(d, " us,")) << d;
 }

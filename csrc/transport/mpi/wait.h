@@ -37,7 +37,7 @@ bool pollUntil(const Deadline& dl, F done) {
     if (done()) return true;
     if (hot && spins % 8 != 0) continue;
     const auto now = Clock::now();
-    if (now >= dl.at) return false;
+    if (now >= dl.at()) return false;
     hot = now - start < kHot;
     if (!hot) std::this_thread::sleep_for(std::chrono::microseconds(spins % 8 == 0 ? 50 : 10));
   }
