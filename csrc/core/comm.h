@@ -108,7 +108,7 @@ struct scComm {
   // looks at its deadline, and kOutside between calls. The call's deadline
   // counts from there (core/deadline.h), so a call whose messages are all
   // there when it looks reads no clock for its deadline.
-  static constexpr sc::Clock::rep kOutside = -1;
+  static constexpr sc::Clock::rep kOutside = -1;  // negative: Deadline's "between calls"
   std::atomic<sc::Clock::rep> callStart{kOutside};
   // Outside a call, a deadline from now.
   sc::Deadline callDeadline() {

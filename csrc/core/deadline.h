@@ -61,13 +61,15 @@ class Deadline {
   static Deadline in(double s) { return after(Clock::now(), s); }
   static Deadline after(Clock::time_point t0, double s) { return Deadline(t0 + budget(s), s, nullptr); }
   // *start: kNotStarted until the first look of any deadline made from it
-  // (which sets it, once), or a time point's tick count. It must outlive
-  // the deadline.
+  // (which sets it, once), or a time point's tick count; negative: the
+  // start's owner is between calls, and a look counts from now without
+  // setting it. It must outlive the deadline.
   static Deadline atFirstLook(std::atomic<Clock::rep>* start, double s) { return Deadline({}, s, start); }
 
   Clock::time_point at() const {
     if (!start_) return at_;
     Clock::rep t = start_->load(std::memory_order_acquire);
+    if (t < 0) return Clock::now() + budget(seconds);  // its call has ended: a budget from now, shared by none
     if (t == kNotStarted) {
       const Clock::rep now = Clock::now().time_since_epoch().count();
       t = start_->compare_exchange_strong(t, now, std::memory_order_acq_rel) ? now : t;  // t: the winner's

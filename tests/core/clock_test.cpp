@@ -77,6 +77,18 @@ TEST(Deadline, AtFirstLookExpiresAndNamesItsBudget) {
   }
 }
 
+// A deadline looked at after its call ended (its start negative): a budget
+// from the look, which leaves the start as it is.
+TEST(Deadline, AtFirstLookBetweenCalls) {
+  std::atomic<Clock::rep> start{-1};
+  const sc::Deadline d = sc::Deadline::atFirstLook(&start, 1.0);
+  const auto before = Clock::now();
+  const Clock::time_point at = d.at();
+  EXPECT_GE(at, before + std::chrono::seconds(1));
+  EXPECT_LE(at, Clock::now() + std::chrono::seconds(1));
+  EXPECT_EQ(start.load(), -1);
+}
+
 TEST(Deadline, FixedAndClamped) {
   const auto t0 = Clock::now();
   EXPECT_EQ(sc::Deadline::after(t0, 2.0).at(), t0 + std::chrono::seconds(2));
