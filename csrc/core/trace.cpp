@@ -21,10 +21,6 @@ double wallUs() {
   return double(duration_cast<microseconds>(system_clock::now().time_since_epoch()).count());
 }
 
-double steadyUs(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
-}
-
 std::string host() {
   char h[256] = {};
   if (gethostname(h, sizeof h - 1) != 0) return "host";
@@ -55,7 +51,7 @@ Recorder::Recorder(size_t keep, std::string traceDir, int rank, int size, const 
       size_(size),
       transport_(transport),
       id_(gNextId++),
-      wallAtSteadyZeroUs_(wallUs() - steadyUs(std::chrono::steady_clock::now())) {
+      wallAtSteadyZeroUs_(wallUs() - usOf(std::chrono::steady_clock::now().time_since_epoch())) {
   // The calls in flight live in the ring too: room for a few nested ones
   // (a call the library makes inside another) even with no history kept.
   ring_.resize(std::max<size_t>(keep_, 8));
@@ -88,7 +84,6 @@ void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats) {
   r.seq = seq;
   r.sig = sig;
   r.t0 = trace_ ? Clock::now() : coarseNow();
-  r.startUs = wallAtSteadyZeroUs_ + steadyUs(r.t0);
   r.durUs = -1;
   r.status = scSuccess;
   r.bytesSent = stats.bytesSent;
@@ -208,7 +203,8 @@ void Recorder::writeEvent(const CallRecord& r, const std::string& error) {
   if (r.sig.count != CallSig::kNoCount) args["count"] = r.sig.count;
   if (r.morePeers) args["more_peers"] = r.morePeers;
   if (!error.empty()) args["error"] = error;
-  const nlohmann::json ev = {{"name", r.sig.name}, {"cat", "collective"}, {"ph", "X"}, {"ts", r.startUs},
+  const double startUs = wallAtSteadyZeroUs_ + usOf(r.t0.time_since_epoch());  // t0 is precise with a trace
+  const nlohmann::json ev = {{"name", r.sig.name}, {"cat", "collective"}, {"ph", "X"}, {"ts", startUs},
                              {"dur", r.durUs},     {"pid", rank_},        {"tid", id_}, {"args", args}};
   std::fprintf(trace_, ",\n%s", ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   std::fflush(trace_);

@@ -21,8 +21,7 @@ namespace sc {
 struct CallRecord {
   uint64_t seq = 0;
   CallSig sig;
-  double startUs = 0;  // wall clock, microseconds since the epoch: comparable across ranks and hosts
-  std::chrono::steady_clock::time_point t0;
+  std::chrono::steady_clock::time_point t0;  // the trace's wall-clock start derives from it (writeEvent)
   double durUs = -1;   // -1: in flight
   scResult_t status = scSuccess;
   uint64_t bytesSent = 0, bytesRecv = 0;  // the call's traffic (scStats_t); the totals so far while in flight
@@ -80,8 +79,9 @@ class Recorder {
   const int rank_, size_;
   const char* transport_;
   uint64_t id_;
-  // The wall clock at the steady clock's zero, read once: a call's wall-clock
-  // start is then one steady-clock read, not two clock reads per call.
+  // The wall clock at the steady clock's zero, read once: a trace event's
+  // wall-clock start (comparable across ranks and hosts) is then derived from
+  // the call's steady-clock start, with no wall-clock read per call.
   double wallAtSteadyZeroUs_;
 };
 
