@@ -1,9 +1,11 @@
 // C API of the cost model: estimates on a communicator's model, and models of
 // hypothetical size for tools (scCostModel*).
+#include <cmath>
 #include <memory>
 
 #include "core/api_guard.h"
 #include "model/estimate.h"
+#include "neighbor/model.h"
 
 struct scCostModel {
   sc::model::Model model;
@@ -48,6 +50,29 @@ extern "C" scResult_t scCostModelEstimateTime(scCostModel_t m, scCollective_t co
     const model::Estimate e = model::estimate(m->model, coll, algo, count, dt, density);
     *seconds = e.seconds;
     if (autoAlgo) *autoAlgo = e.autoAlgo;
+  });
+}
+
+extern "C" scResult_t scCostModelNeighborTime(scCostModel_t m, const scNbrCostTerms_t* terms, size_t bytes,
+                                              double* seconds) {
+  return scGuard(nullptr, [&] {
+    SC_ARG(m != nullptr, "cost model is NULL");
+    SC_ARG(terms != nullptr, "terms is NULL");
+    SC_ARG(seconds != nullptr, "seconds output is NULL");
+    // Terms are counts (scTopologyCostTerms gives them >= 0): a negative or
+    // non-finite one is a caller's mistake, not a time to price.
+    const struct {
+      const char* name;
+      const double* v;
+    } fields[] = {{"rounds", terms->rounds},
+                  {"extraMessages", terms->extraMessages},
+                  {"blocks", terms->blocks},
+                  {"sharedBlocks", terms->sharedBlocks}};
+    for (const auto& f : fields)
+      for (int l = 0; l < 2; ++l)
+        SC_ARG(std::isfinite(f.v[l]) && f.v[l] >= 0, "terms->", f.name, "[", l, "] must be a finite number >= 0, got ",
+               f.v[l]);
+    *seconds = nbr::termsSeconds(m->model, *terms, double(bytes));
   });
 }
 

@@ -32,10 +32,13 @@
 // Here each rank's figures for each algorithm, in blocks; create.cpp takes
 // their maxima over ranks, so every rank predicts the same times and picks
 // the same algorithm. A tuning-file rule for neighbor_allgather (bytes = the
-// block) beats the model.
+// block) beats the model. The terms' price (termsSeconds, neighbor/model.h)
+// is also scCostModelNeighborTime's, which tools (sparcoll-tune's fit of o)
+// call on recorded terms: the formula stays here, once.
 #include <algorithm>
 
 #include "neighbor/create.h"
+#include "neighbor/model.h"
 
 namespace sc::nbr {
 namespace {
@@ -141,9 +144,7 @@ scNbrCostTerms_t costTerms(const Topology& t, scNbrAlgo_t algo) {
   return c;
 }
 
-double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
-  const model::Model& m = t.comm->model;
-  const scNbrCostTerms_t c = costTerms(t, algo);
+double termsSeconds(const model::Model& m, const scNbrCostTerms_t& c, double bytes) {
   // Each level's bands blend on their own (Model::priced), the other level's
   // parameters held.
   return m.priced(model::Level::Intra, bytes, [&](const model::Params& intra) {
@@ -156,6 +157,10 @@ double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
                       c.sharedBlocks[1] * inter.betaShared);
     });
   });
+}
+
+double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
+  return termsSeconds(t.comm->model, costTerms(t, algo), bytes);
 }
 
 namespace {

@@ -15,7 +15,8 @@ model"). The environment is read as at a communicator's creation:
 SPARCOLL_ALPHA / _BETA / _GAMMA override the file's parameters,
 SPARCOLL_ALGO sets the dense collectives' default, and with ``tuning=None``
 SPARCOLL_TUNING_FILE names the file (unset: the built-in parameters).
-Neighbourhood collectives need a graph: use :meth:`sparcoll.Topology.estimate`.
+Neighbourhood collectives need a graph: use :meth:`sparcoll.Topology.estimate`,
+or price a topology's ``cost_terms`` with :meth:`CostModel.neighbor_time`.
 """
 
 from __future__ import annotations
@@ -94,6 +95,19 @@ class CostModel:
         auto would run) for one call; see :func:`estimate` for the arguments."""
         coll, code, dt, d = _codes(collective, algo, dtype, density)
         return _result(collective, *self._h.estimate(coll, code, _nonneg_int(count, "count"), dt, d))
+
+    def neighbor_time(self, terms: dict, nbytes: int) -> float:
+        """A neighbour allgather's cost terms (:meth:`sparcoll.Topology.cost_terms`'
+        dict, recorded or made up) priced for blocks of ``nbytes`` bytes with this
+        model (scCostModelNeighborTime): with the model the topology's communicator
+        holds, exactly ``topo.estimate(nbytes, algo)[0]``. Raises
+        InvalidArgumentError for a negative or non-finite term."""
+        keys = ("rounds", "extra_messages", "blocks", "shared_blocks")
+        missing = [k for k in keys if k not in terms]
+        if missing:
+            raise _InvalidArgumentError(f"terms lacks {', '.join(missing)} (the keys of Topology.cost_terms)")
+        return self._h.neighbor_time([tuple(float(x) for x in terms[k]) for k in keys],
+                                     _nonneg_int(nbytes, "nbytes"))
 
     def close(self) -> None:
         self._h.close()

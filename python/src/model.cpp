@@ -3,6 +3,8 @@
 // library's own parser and formulas.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 
@@ -26,6 +28,16 @@ class CostModel : public Owned<scCostModel_t, scCostModelDestroy> {
           nullptr);
     return py::make_tuple(s, pick);
   }
+  // terms: ((rounds), (extra messages), (blocks), (shared blocks)), each
+  // (intra, inter), as TopologyHandle.cost_terms gives them.
+  double neighborTime(const std::array<std::array<double, 2>, 4>& terms, size_t bytes) {
+    scNbrCostTerms_t c{};
+    double* fields[] = {c.rounds, c.extraMessages, c.blocks, c.sharedBlocks};
+    for (size_t k = 0; k < 4; ++k) std::copy(terms[k].begin(), terms[k].end(), fields[k]);
+    double s = 0;
+    check(scCostModelNeighborTime(get(), &c, bytes, &s), nullptr);
+    return s;
+  }
 };
 
 }  // namespace
@@ -36,6 +48,7 @@ void bindModel(py::module_& m) {
            py::arg("transport"), py::arg("device"), py::arg("nranks"), py::arg("machines"), py::arg("algo"))
       .def("estimate", &CostModel::estimate, py::arg("collective"), py::arg("algo"), py::arg("count"),
            py::arg("dtype"), py::arg("density"))
+      .def("neighbor_time", &CostModel::neighborTime, py::arg("terms"), py::arg("bytes"))
       .def("close", &CostModel::close);
 }
 

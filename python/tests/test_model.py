@@ -174,3 +174,31 @@ def test_topology_estimate():
             return s
 
     assert all(s > 0 for s in run_ranks(3, body))
+
+
+def test_cost_model_prices_topology_terms(two_levels, monkeypatch):
+    """CostModel.neighbor_time on a topology's cost_terms is its estimate, exactly,
+    on 2 machines (both levels' terms); bad terms raise the library's message."""
+    P = 4
+    monkeypatch.setenv("SPARCOLL_MACHINES", "2")
+    sizes = (8, 1000, 1 << 20)
+
+    def body(c):
+        peers = [q for q in range(P) if q != c.rank]
+        with sc.Topology(c, peers, peers) as t:
+            return {a: (t.cost_terms(a), [t.estimate(n, a)[0] for n in sizes])
+                    for a in ("naive", "combining", "hierarchical")}
+
+    cm = m.CostModel(two_levels, transport="local", nranks=P, machines=2)
+    try:
+        for out in run_ranks(P, body, tuning_file=two_levels):
+            for algo, (terms, seconds) in out.items():
+                assert terms["blocks"][1] > 0 or algo != "naive"
+                assert [cm.neighbor_time(terms, n) for n in sizes] == seconds, algo
+        bad = dict(out["naive"][0], blocks=(1.0, -1.0))
+        with pytest.raises(sc.InvalidArgumentError, match=r"terms->blocks\[1\] must be a finite number >= 0"):
+            cm.neighbor_time(bad, 8)
+        with pytest.raises(sc.InvalidArgumentError, match="terms lacks shared_blocks"):
+            cm.neighbor_time({"rounds": (1, 0), "extra_messages": (0, 0), "blocks": (1, 0)}, 8)
+    finally:
+        cm.close()

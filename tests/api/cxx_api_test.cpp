@@ -75,7 +75,8 @@ TEST(CxxApi, ShrinkWithoutARank) {
 }
 
 // The cost model: a Config keeps its tuning file's path (a copy outlives the
-// caller's string), a communicator's estimate is the CostModel's of its size.
+// caller's string), a communicator's estimate is the CostModel's of its size,
+// and neighborTime prices a neighbourhood's terms (or throws on bad ones).
 TEST(CxxApi, CostModelAndEstimates) {
   if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "local-only test";
   const std::string path = testing::TempDir() + "sparcoll-cxx-tuning.json";
@@ -99,6 +100,17 @@ TEST(CxxApi, CostModelAndEstimates) {
   EXPECT_EQ(f.autoAlgo, e.autoAlgo);
   try {
     m.estimateTime(scCollSparseAllReduce, 10, scFloat32);  // density missing
+    ADD_FAILURE() << "no exception";
+  } catch (const sparcoll::Error& err) {
+    EXPECT_EQ(err.code(), scInvalidArgument);
+  }
+  // A round of two messages and one block of 16 bytes: alpha + alpha / 12 (o
+  // by default) + 16 beta.
+  scNbrCostTerms_t terms{{1, 0}, {1, 0}, {1, 0}, {0, 0}};
+  EXPECT_NEAR(m.neighborTime(terms, 16), 1e-5 + 1e-5 / 12 + 16e-9, 1e-18);
+  terms.blocks[1] = -1;
+  try {
+    m.neighborTime(terms, 16);
     ADD_FAILURE() << "no exception";
   } catch (const sparcoll::Error& err) {
     EXPECT_EQ(err.code(), scInvalidArgument);

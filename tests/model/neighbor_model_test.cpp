@@ -1,8 +1,10 @@
 // The neighbourhood model's estimates (README, "Neighbourhood collectives"):
 // the message overhead o from the tuning file, the environment or alpha's
-// share, and scTopologyCostTerms, the terms every estimate sums.
+// share, scTopologyCostTerms, the terms every estimate sums, and
+// scCostModelNeighborTime, which prices terms without a topology.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "common/harness.h"
@@ -175,6 +177,93 @@ TEST(NeighborModel, ModelTransportAndMachines) {
   EXPECT_NE(std::string(scGetLastError(nullptr)).find("SPARCOLL_MODEL_TRANSPORT='tcp' is not one of mpi, nccl, local"),
             std::string::npos)
       << scGetLastError(nullptr);
+}
+
+// scCostModelNeighborTime prices a topology's terms exactly as
+// scTopologyEstimateTime does (the same code: sparcoll-tune fits on recorded
+// terms with it), when its model is the one the communicator holds: with two
+// bands per level (sizes between two bands' measured ones blend), with the
+// inter level missing (its beta 4x the intra one's), and with the built-in
+// parameters (neither level given); the ranks on 2 machines, so that both
+// levels' terms count.
+TEST(NeighborModel, CostModelPricesTermsAsTheTopology) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "6 ranks: the local transport's threads";
+  ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), f("SPARCOLL_TUNING_FILE", nullptr),
+      mo("SPARCOLL_MESSAGE_OVERHEAD", nullptr), mt("SPARCOLL_MODEL_TRANSPORT", nullptr),
+      rpn("SPARCOLL_RANKS_PER_NODE", nullptr), m("SPARCOLL_MACHINES", "2");
+  const int P = 6, machines = 2;
+  const std::string intra =
+      R"({"transport": "local", "level": "intra", "bytes": [0, 1023], "measured": [8, 512], "alpha": 2e-6,
+          "beta": 1e-10, "gamma": 0, "beta_shared": 1e-11, "message_overhead": 5e-6},
+         {"transport": "local", "level": "intra", "bytes": [1024, 18446744073709551615],
+          "measured": [4096, 1048576], "alpha": 9e-6, "beta": 4e-10, "gamma": 0, "beta_shared": 2e-11})";
+  const std::string inter =
+      R"({"transport": "local", "level": "inter", "bytes": [0, 2047], "measured": [16, 1024], "alpha": 2e-5,
+          "beta": 1e-9, "gamma": 0, "message_overhead": 1e-6},
+         {"transport": "local", "level": "inter", "bytes": [2048, 18446744073709551615],
+          "measured": [8192, 1048576], "alpha": 5e-5, "beta": 3e-9, "gamma": 0, "beta_shared": 1e-10})";
+  const std::string files[] = {writeTuning(tuningJson("[" + intra + ", " + inter + "]")),
+                               writeTuning(tuningJson("[" + intra + "]")), ""};
+  // 700 B and 2000 B lie between the intra bands' measured sizes, 2000 B and
+  // 5000 B between the inter ones'.
+  const size_t sizes[] = {0, 8, 100, 512, 700, 1024, 2000, 4096, 5000, size_t(1) << 20, size_t(3) << 20};
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file.empty() ? std::string("built-in parameters") : file);
+    scConfig_t cfg = configWith(file.empty() ? nullptr : file.c_str());
+    cfg.transport = scTransportLocal;
+    scCostModel_t cm = nullptr;
+    ASSERT_EQ(scCostModelCreate(&cm, &cfg, P, machines, 0), scSuccess) << scGetLastError(nullptr);
+    sctest::run(P, [&](scComm_t comm, int rank) {
+      const scTopology_t t = completeTopology(comm, rank, P);
+      ASSERT_NE(t, nullptr);
+      for (scNbrAlgo_t algo : {scNbrNaive, scNbrCombining, scNbrHierarchical}) {
+        scNbrCostTerms_t c{};
+        ASSERT_EQ(scTopologyCostTerms(t, algo, &c), scSuccess) << scGetLastError(comm);
+        if (algo == scNbrNaive) EXPECT_GT(c.blocks[1], 0) << "2 machines: inter-node blocks";
+        for (size_t bytes : sizes) {
+          double want = 0, got = -1;
+          ASSERT_EQ(scTopologyEstimateTime(t, bytes, algo, &want, nullptr), scSuccess) << scGetLastError(comm);
+          ASSERT_EQ(scCostModelNeighborTime(cm, &c, bytes, &got), scSuccess) << scGetLastError(nullptr);
+          EXPECT_EQ(got, want) << "algo " << algo << ", " << bytes << " B";
+        }
+      }
+      EXPECT_EQ(scTopologyDestroy(t), scSuccess);
+    }, &cfg);
+    EXPECT_EQ(scCostModelDestroy(cm), scSuccess);
+  }
+}
+
+// Bad arguments to scCostModelNeighborTime: each NULL, and each term negative,
+// NaN or infinite, is scInvalidArgument naming it; zero terms cost nothing.
+TEST(NeighborModel, CostModelNeighborTimeArguments) {
+  ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), f("SPARCOLL_TUNING_FILE", nullptr),
+      mo("SPARCOLL_MESSAGE_OVERHEAD", nullptr);
+  scCostModel_t cm = nullptr;
+  const scConfig_t cfg = configWith(nullptr);
+  ASSERT_EQ(scCostModelCreate(&cm, &cfg, 4, 1, 0), scSuccess) << scGetLastError(nullptr);
+  auto fails = [](scResult_t r, const std::string& msg) {
+    EXPECT_EQ(r, scInvalidArgument);
+    EXPECT_NE(std::string(scGetLastError(nullptr)).find(msg), std::string::npos) << scGetLastError(nullptr);
+  };
+  scNbrCostTerms_t zero{};
+  double s = -1;
+  ASSERT_EQ(scCostModelNeighborTime(cm, &zero, 1 << 20, &s), scSuccess) << scGetLastError(nullptr);
+  EXPECT_EQ(s, 0);
+  fails(scCostModelNeighborTime(nullptr, &zero, 8, &s), "cost model is NULL");
+  fails(scCostModelNeighborTime(cm, nullptr, 8, &s), "terms is NULL");
+  fails(scCostModelNeighborTime(cm, &zero, 8, nullptr), "seconds output is NULL");
+  const char* names[] = {"rounds", "extraMessages", "blocks", "sharedBlocks"};
+  for (int k = 0; k < 4; ++k)
+    for (int l = 0; l < 2; ++l)
+      for (double bad : {-1.0, double(NAN), double(INFINITY)}) {
+        scNbrCostTerms_t c{};
+        double* v[] = {c.rounds, c.extraMessages, c.blocks, c.sharedBlocks};
+        v[k][l] = bad;
+        SCOPED_TRACE(testing::Message() << names[k] << "[" << l << "] = " << bad);
+        fails(scCostModelNeighborTime(cm, &c, 8, &s),
+              std::string("terms->") + names[k] + "[" + std::to_string(l) + "] must be a finite number >= 0, got ");
+      }
+  EXPECT_EQ(scCostModelDestroy(cm), scSuccess);
 }
 
 }  // namespace

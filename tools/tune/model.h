@@ -3,7 +3,8 @@
 // parameters of a tuning file, exactly as scEstimateTime does on a
 // communicator of the same size that loaded it, so a file that sets one
 // parameter to 1 and the others to 0 yields that parameter's coefficient,
-// and the fit needs no second copy of the formulas. The tuning file (schema
+// and the fit needs no second copy of the formulas (the neighbourhood probe's
+// terms likewise: scCostModelNeighborTime, probe.h). The tuning file (schema
 // v1, README "Cost model") is written here too.
 #pragma once
 

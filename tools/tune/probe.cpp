@@ -1,61 +1,24 @@
 #include "probe.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <utility>
 
+#include "common/driver.h"
 #include "fit.h"
 
 namespace sctune {
 
-Params paramsAt(const std::vector<ModelEntry>& models, const std::string& level, double b) {
-  std::vector<const ModelEntry*> bands;
-  for (const ModelEntry& m : models)
-    if (m.level == level) bands.push_back(&m);
-  if (bands.empty())
-    for (const ModelEntry& m : models) bands.push_back(&m);
-  const ModelEntry *below = nullptr, *above = nullptr;
-  for (const ModelEntry* m : bands) {
-    const double lo = m->hasBytes ? double(m->bytesLo) : 0, hi = m->hasBytes ? double(m->bytesHi) : INFINITY;
-    if (lo > b) {
-      if (!above || lo < double(above->bytesLo)) above = m;
-    } else if (b <= hi) {
-      return m->p;
-    } else if (!below || hi > double(below->bytesHi)) {
-      below = m;
-    }
-  }
-  if (!below) return above->p;
-  if (!above) return below->p;
-  return double(above->bytesLo) / std::max(b, 1.0) < std::max(b, 1.0) / std::max(double(below->bytesHi), 1.0)
-             ? above->p
-             : below->p;
-}
-
-namespace {
-
-// The library's message overhead where a file gives none, as a share of
-// alpha (model/model.h, kDefaultMessageOverhead): the probe's fit prices the
-// other level's extra messages (a round without inter-node blocks on several
-// machines) with it.
-constexpr double kDefaultOverheadShare = 1.0 / 12;
-
-double overheadOf(const Params& p) {
-  return std::isnan(p.messageOverhead) ? p.alpha * kDefaultOverheadShare : p.messageOverhead;
-}
-
-}  // namespace
-
-double probeSeconds(const std::vector<ModelEntry>& models, const Point& p, int except) {
-  double t = 0;
-  for (int l = 0; l < 2; ++l) {
-    const Params q = paramsAt(models, l ? "inter" : "intra", p.bytes);
-    t += p.terms.rounds[l] * q.alpha + p.bytes * (p.terms.blocks[l] * q.beta + p.terms.sharedBlocks[l] * q.betaShared);
-    if (l != except) t += p.terms.extraMessages[l] * overheadOf(q);
-  }
-  return t;
+double probeSeconds(const CostModel& m, const Point& p, int except) {
+  scNbrCostTerms_t terms = p.terms;
+  if (except >= 0) terms.extraMessages[except] = 0;
+  double seconds = 0;
+  if (const scResult_t rc = scCostModelNeighborTime(m.get(), &terms, size_t(std::llround(p.bytes)), &seconds);
+      rc != scSuccess)
+    scbench::fatal("scCostModelNeighborTime(" + p.algorithm + ", " + humanBytes(p.bytes) + ") failed: " +
+                   scGetErrorString(rc) + ": " + scGetLastError(nullptr));
+  return seconds;
 }
 
 namespace {
@@ -74,13 +37,18 @@ std::vector<std::pair<const Point*, const Point*>> probePairs(const std::vector<
 
 }  // namespace
 
-void fitOverhead(const std::vector<Point>& pts, const std::string& level, std::vector<ModelEntry>& models) {
+void fitOverhead(const std::vector<Point>& pts, const std::string& level, std::vector<ModelEntry>& models,
+                 const Source& src, scTransport_t transport) {
   const auto pairs = probePairs(pts);
   if (pairs.empty()) return;
   const int l = level == "inter" ? 1 : 0;
+  // The models without o yet: the library prices the fitted level's extra
+  // messages with its default overhead, left out below, and the other
+  // level's (a round without inter-node blocks on several machines) with it.
+  const CostModel m(tuningJson(src, models, {}), transport, src.memory == "device", src.ranks, src.machines);
   std::vector<OverheadRow> rows;
   for (const auto& [naive, comb] : pairs) {
-    const double known = probeSeconds(models, *comb, l) - probeSeconds(models, *naive, l);
+    const double known = probeSeconds(m, *comb, l) - probeSeconds(m, *naive, l);
     rows.push_back({comb->seconds - naive->seconds, known,
                     comb->terms.extraMessages[l] - naive->terms.extraMessages[l], naive->seconds});
   }

@@ -263,7 +263,7 @@ Fits fitAll(const std::vector<Point>& pts, const Setup& s) {
   const PingFit& other = level == "intra" ? f.inter : f.intra;
   // (gamma: the largest band's, the streaming rate of big reductions)
   if (multi && other.has) f.models.push_back(pingEntry(level == "intra" ? "inter" : "intra", other, last.gamma));
-  fitOverhead(pts, level, f.models);
+  fitOverhead(pts, level, f.models, s.src, s.transport);
   std::stable_sort(f.models.begin(), f.models.end(),
                    [](const ModelEntry& a, const ModelEntry& b) { return a.level > b.level; });
   return f;
@@ -352,7 +352,7 @@ void fitAndWrite(const Setup& s, const std::vector<Point>& pts, double tSweep) {
   const CostModel fitted(tuningJson(s.src, f.models, {}), s.transport, device, P, s.src.machines);
   std::vector<double> pred(pts.size(), NAN);
   for (size_t i = 0; i < pts.size(); ++i)
-    if (pts[i].hasTerms) pred[i] = probeSeconds(f.models, pts[i]);
+    if (pts[i].hasTerms) pred[i] = probeSeconds(fitted, pts[i]);
     else if (pts[i].collective != "pingpong" && pts[i].collective != "neighbor_allgather")
       pred[i] = estimate(fitted, pts[i].collective, pts[i].algorithm, pts[i].count, pts[i].density);
   printComparison(pts, pred, f);

@@ -131,6 +131,18 @@ typedef struct {
 } scNbrCostTerms_t;
 scResult_t scTopologyCostTerms(scTopology_t topo, scNbrAlgo_t algo, scNbrCostTerms_t* terms);
 
+/* The sum above without a topology: `terms` (scTopologyCostTerms', recorded
+ * or made up) priced for blocks of `bytes` bytes with the parameters of
+ * `model` (scCostModelCreate, sparcoll.h; its nranks and machines do not
+ * enter), by the code scTopologyEstimateTime runs: a topology's terms priced
+ * with the model its communicator holds (the same transport, memory, tuning
+ * file and environment) give that topology's estimate exactly. For tools that
+ * fit or try parameters on recorded terms (sparcoll-tune). Local. A NULL
+ * argument, or a term that is negative or not finite, is scInvalidArgument
+ * with a message naming it (scGetLastError(NULL)). */
+scResult_t scCostModelNeighborTime(scCostModel_t model, const scNbrCostTerms_t* terms, size_t bytes,
+                                   double* seconds);
+
 /* This rank's friend group in the combining pattern, for tools and tests: the
  * k and theta in use, the group's size (1: no group) and, when members is not
  * NULL, its members in the group's order (room for *k entries). Any output

@@ -209,6 +209,13 @@ class CostModel {
     check(scCostModelEstimateTime(m_, coll, algo, count, dt, density, &e.seconds, &e.autoAlgo));
     return e;
   }
+  // A neighbour allgather's terms (scTopologyCostTerms) priced for blocks of
+  // `bytes` bytes (scCostModelNeighborTime).
+  double neighborTime(const scNbrCostTerms_t& terms, size_t bytes) const {
+    double s = 0;
+    check(scCostModelNeighborTime(m_, &terms, bytes, &s));
+    return s;
+  }
 
  private:
   scCostModel_t m_ = nullptr;
