@@ -174,7 +174,8 @@ scComm::scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b,
     : transport(std::move(t)), backend(std::move(b)), cfg(std::move(c)),
       model(sc::commModel(cfg, backend->mem() == sc::Mem::Device, transport->size())),
       recorder(std::make_unique<sc::Recorder>(cfg.flightRecorder, cfg.traceDir, transport->rank(),
-                                              transport->size(), transport->name())) {
+                                              transport->size(), transport->name())),
+      rank_(transport->rank()), size_(transport->size()) {
   sc::registerComm(this);
 }
 

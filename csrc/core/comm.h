@@ -99,8 +99,10 @@ struct scComm {
   scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b, sc::Config c);
   ~scComm();
 
-  int rank() const { return transport->rank(); }
-  int size() const { return transport->size(); }
+  // The transport's, kept here: every call's Ctx reads both (two virtual
+  // calls otherwise), and a transport's never change.
+  int rank() const { return rank_; }
+  int size() const { return size_; }
   bool device() const { return backend->mem() == sc::Mem::Device; }
   sc::Deadline deadline() const { return sc::Deadline::in(cfg.timeout); }
   // When the current call (the outermost C entry point) began waiting: a
@@ -124,4 +126,5 @@ struct scComm {
 
  private:
   std::vector<std::pair<void*, size_t>> scratch_;
+  int rank_ = 0, size_ = 1;
 };

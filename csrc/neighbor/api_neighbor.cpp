@@ -62,12 +62,16 @@ scResult_t withTopology(scTopology_t h, F&& body, bool collective = false) {
 
 const char* const kAlgoNames[] = {"auto", "naive", "combining", "hierarchical", "native"};
 
+[[noreturn]] void tooLarge(size_t elems, scDataType_t dt, const char* what) {
+  SC_THROW(scInvalidArgument, what, " of ", elems, " elements of ", dtypeName(dt),
+           " exceeds the largest possible buffer");
+}
+
 // elems elements of esz bytes (dt's), refused past the largest possible
 // buffer. Checked without a division: it runs on every call.
-size_t bytesOf(size_t elems, size_t esz, scDataType_t dt, const char* what) {
+inline size_t bytesOf(size_t elems, size_t esz, scDataType_t dt, const char* what) {
   size_t bytes = 0;
-  SC_ARG(!__builtin_mul_overflow(elems, esz, &bytes) && bytes <= size_t(PTRDIFF_MAX), what, " of ", elems,
-         " elements of ", dtypeName(dt), " exceeds the largest possible buffer");
+  if (__builtin_mul_overflow(elems, esz, &bytes) || bytes > size_t(PTRDIFF_MAX)) tooLarge(elems, dt, what);
   return bytes;
 }
 
@@ -82,6 +86,33 @@ void checkBuffer(const Topology& t, const void* p, size_t elems, const char* wha
   if (!elems) return;
   SC_ARG(p != nullptr, what, " is NULL with a non-zero count on rank ", t.rank);
   t.comm->backend->checkPointer(p, what);
+}
+
+// The allgather's checks, each argument's in turn.
+[[gnu::noinline]] void checkAllGatherArgs(Topology& t, const void* send, size_t sendcount, const void* recv,
+                                          scDataType_t dt, scNbrAlgo_t algo, void* stream) {
+  checkCall(t, dt, algo, stream);
+  const size_t in = t.sources.size(), esz = dtypeSize(dt);
+  size_t total = 0;
+  SC_ARG(!__builtin_mul_overflow(sendcount, in, &total), "sendcount ", sendcount, " times indegree ", in,
+         " overflows");
+  bytesOf(sendcount, esz, dt, "sendcount");
+  bytesOf(total, esz, dt, "recv");
+  checkBuffer(t, send, sendcount, "send");
+  checkBuffer(t, recv, total, "recv");
+  t.checked = {send, recv, sendcount, int(dt), int(algo), stream};
+}
+
+// A call that repeats the last checked call's arguments (a training loop's
+// halo exchange) is known to pass them, but for the communicator's state:
+// its buffers' memory kind (looked up through the CUDA runtime where a
+// context may exist) is taken to stay what it was while the same pointers
+// come back. The full checks stay out of line: inlined here, their spills
+// cost every call.
+inline void checkAllGather(Topology& t, const void* send, size_t sendcount, const void* recv, scDataType_t dt,
+                           scNbrAlgo_t algo, void* stream) {
+  if (t.checked == Topology::Checked{send, recv, sendcount, int(dt), int(algo), stream}) return checkComm(t.comm);
+  checkAllGatherArgs(t, send, sendcount, recv, dt, algo, stream);
 }
 
 // The blocks of recv must lie apart: sorted by start, each ends before the next.
@@ -190,25 +221,18 @@ extern "C" scResult_t scTopologyEstimateTime(scTopology_t topo, size_t bytes, sc
 extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, void* recv, scDataType_t dt,
                                           scNbrAlgo_t algo, scTopology_t topo, void* stream) {
   return withTopology(topo, [&](Topology& t) {
-    checkCall(t, dt, algo, stream);
-    const size_t in = t.sources.size(), esz = dtypeSize(dt);
-    size_t total = 0;
-    SC_ARG(!__builtin_mul_overflow(sendcount, in, &total), "sendcount ", sendcount, " times indegree ", in,
-           " overflows");
-    const size_t blockBytes = bytesOf(sendcount, esz, dt, "sendcount");
-    bytesOf(total, esz, dt, "recv");
-    checkBuffer(t, send, sendcount, "send");
-    checkBuffer(t, recv, total, "recv");
+    checkAllGather(t, send, sendcount, recv, dt, algo, stream);
     setCall(*t.comm, {"scNeighborAllGather", sendcount, dt, -1, kAlgoNames[algo]});
     if (sendcount == 0) return;  // every rank passes the same sendcount: nothing moves anywhere
     Layout& L = t.uniform;  // sendcount 0 returned above, so the first call builds it
     if (L.sendcount != sendcount) {
+      const size_t in = t.sources.size();
       L.sendcount = sendcount;
       L.counts.assign(in, sendcount);
       L.displs.clear();
       for (size_t e = 0; e < in; ++e) L.displs.push_back(e * sendcount);
     }
-    run(t, algo, send, recv, L, dt, stream, blockBytes);
+    run(t, algo, send, recv, L, dt, stream, sendcount * dtypeSize(dt));
   }, /*collective=*/true);
 }
 

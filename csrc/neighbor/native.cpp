@@ -29,8 +29,7 @@ void native(Call& k, const void* send, void* recv, const Layout& L) {
     return;
   }
   copySelf(k, send, recv, L);
-  std::vector<P2POp>& ops = k.t.ops;
-  naiveOps(k, send, recv, L, ops);
+  std::vector<P2POp>& ops = keptNaiveOps(k, send, recv, L);
   ops.erase(std::remove_if(ops.begin(), ops.end(), [](const P2POp& o) { return o.bytes == 0; }), ops.end());
   if (auto round = k.t.comm->transport->post(ops, k.c.stream, k.c.dl)) round->wait(k.c.dl);
 }

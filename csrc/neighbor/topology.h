@@ -96,8 +96,31 @@ class Topology {
   Layout uniform;                // the allgather's last layout, reused while its sendcount stays
   // naive's and native's messages, kept from call to call (no allocation
   // once warm; calls on a topology never overlap: its communicator holds
-  // each one).
+  // each one), and the allgather call they were made for (keptNaiveOps).
   mutable std::vector<P2POp> ops;
+  struct OpsKey {
+    const void* send = nullptr;
+    const void* recv = nullptr;
+    size_t sendcount = 0;
+    int dt = -1;
+    bool operator==(const OpsKey& o) const {
+      return send == o.send && recv == o.recv && sendcount == o.sendcount && dt == o.dt;
+    }
+  };
+  mutable OpsKey opsKey;
+  // The allgather's last arguments that passed every check (api_neighbor.cpp).
+  struct Checked {
+    const void* send = nullptr;
+    const void* recv = nullptr;
+    size_t sendcount = 0;
+    int dt = -1, algo = -1;
+    const void* stream = nullptr;
+    bool operator==(const Checked& o) const {
+      return send == o.send && recv == o.recv && sendcount == o.sendcount && dt == o.dt && algo == o.algo &&
+             stream == o.stream;
+    }
+  };
+  Checked checked;
   KeptPick lastPick;  // auto's (model.cpp: chooseAlgo)
 
   const InNbr& inNbr(int r) const;  // r must be an in-neighbour
@@ -124,6 +147,10 @@ void native(Call& k, const void* send, void* recv, const Layout& L);
 
 // naive's messages, into ops (native posts them too).
 void naiveOps(const Call& k, const void* send, void* recv, const Layout& L, std::vector<P2POp>& ops);
+// The same in the topology's ops, kept while an allgather repeats its
+// buffers, count and type (a loop's calls): made again only when they
+// change, or for every allgatherv (its layout is the caller's each time).
+std::vector<P2POp>& keptNaiveOps(const Call& k, const void* send, void* recv, const Layout& L);
 
 // Shared by the schedules: the self-loop blocks, and the other blocks of an
 // in-neighbour listed more than once, copied from its first.

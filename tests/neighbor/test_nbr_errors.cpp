@@ -141,6 +141,42 @@ TEST(NeighborErrors, UseAfterDestroy) {
 }
 
 // Checks before any message: every rank makes the same bad call.
+// The checks of a call that repeats the last good call's buffers are skipped
+// (api_neighbor.cpp): any changed argument is checked again, and a
+// communicator aborted since refuses the very same call.
+TEST(NeighborErrors, BadCallAfterAGoodOneWithTheSameBuffers) {
+  const int P = dtest::anyP(3);
+  const Graph g = multiEdges(P, 2);
+  const scConfig_t cfg = dtest::config(30);
+  sctest::run(P, [&](scComm_t comm, int rank) {
+    scTopology_t t = makeTopology(comm, g, rank);
+    if (!t) return;
+    const size_t in = g.src[size_t(rank)].size();
+    std::vector<int> x(8), y(8 * in + 8);
+    ASSERT_EQ(scNeighborAllGather(x.data(), 2, y.data(), scInt32, scNbrNaive, t, nullptr), scSuccess)
+        << scGetLastError(comm);
+    int notAStream = 0;
+    EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, y.data(), scInt32, scNbrNaive, t, &notAStream),
+                           scInvalidArgument, comm, "stream"));
+    EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, y.data(), scDataType_t(-1), scNbrNaive, t, nullptr),
+                           scInvalidArgument, comm, "data type"));
+    EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, y.data(), scInt32, scNbrAlgo_t(scNumNbrAlgos), t, nullptr),
+                           scInvalidArgument, comm, "unknown neighbourhood algorithm"));
+    EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), SIZE_MAX / 2, y.data(), scInt32, scNbrNaive, t, nullptr),
+                           scInvalidArgument, comm, "sendcount"));
+    if (in)
+      EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, nullptr, scInt32, scNbrNaive, t, nullptr),
+                             scInvalidArgument, comm, "recv is NULL"));
+    ASSERT_EQ(scNeighborAllGather(x.data(), 2, y.data(), scInt32, scNbrNaive, t, nullptr), scSuccess)
+        << scGetLastError(comm);
+    ASSERT_EQ(scBarrier(comm, nullptr), scSuccess) << scGetLastError(comm);  // every rank is done with its calls
+    ASSERT_EQ(scCommAbort(comm), scSuccess);
+    EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, y.data(), scInt32, scNbrNaive, t, nullptr),
+                           scInvalidUsage, comm, "aborted"));
+    EXPECT_EQ(scTopologyDestroy(t), scSuccess);
+  }, &cfg);
+}
+
 TEST(NeighborErrors, BadCallArguments) {
   const int P = dtest::anyP(3);
   const Graph g = multiEdges(P, 2);

@@ -66,6 +66,56 @@ TEST(Misuse, UseAfterDestroyAndDoubleDestroy) {
   EXPECT_EQ(scCommDestroy(one), scInvalidUsage);
 }
 
+// One thread calls in a loop while another destroys the communicator: each
+// call succeeds or is refused (never a read of the freed communicator, which
+// the sanitizer build would report), the destroy succeeds once no call is
+// inside, and a communicator made afterwards (maybe at the same address) is
+// entered normally by the thread that knew the dead one.
+TEST(Misuse, DestroyWhileAnotherThreadCallsInALoop) {
+  if (sctest::mode() != sctest::Mode::Local) GTEST_SKIP() << "local transport only";
+  scConfig_t cfg = sctest::testConfig();
+  for (int trial = 0; trial < 20; ++trial) {
+    scComm_t comm = nullptr;
+    ASSERT_EQ(scCommInitLocal(&comm, 1, nullptr, &cfg), scSuccess);
+    std::atomic<bool> started{false};
+    std::atomic<long> ok{0}, refused{0}, other{0};
+    std::thread caller([&] {
+      float x = 1;
+      for (;;) {
+        const scResult_t r = scAllReduce(&x, &x, 1, scFloat32, scSum, scAlgoRing, comm, nullptr);
+        started = true;
+        if (r == scSuccess) ++ok;
+        else if (r == scInvalidUsage && mentions(scGetLastError(nullptr), "destroyed")) return void(++refused);
+        else if (r == scInvalidUsage) ++other;  // the destroy holds it at this moment
+        else return void(++other);
+      }
+    });
+    while (!started) std::this_thread::yield();
+    scResult_t d = scInvalidUsage;
+    for (int i = 0; i < 100000 && d != scSuccess; ++i) {
+      d = scCommDestroy(comm);
+      if (d != scSuccess) {
+        EXPECT_TRUE(mentions(scGetLastError(nullptr), "another thread is inside")) << scGetLastError(nullptr);
+        std::this_thread::yield();
+      }
+    }
+    caller.join();
+    ASSERT_EQ(d, scSuccess) << scGetLastError(nullptr);
+    EXPECT_GT(ok.load(), 0);
+    EXPECT_EQ(refused.load(), 1);
+    scComm_t next = nullptr;
+    ASSERT_EQ(scCommInitLocal(&next, 1, nullptr, &cfg), scSuccess);
+    float y = 2;
+    std::thread again([&] {
+      EXPECT_EQ(scAllReduce(&y, &y, 1, scFloat32, scSum, scAlgoRing, next, nullptr), scSuccess)
+          << scGetLastError(next);
+    });
+    again.join();
+    EXPECT_EQ(scAllReduce(&y, &y, 1, scFloat32, scSum, scAlgoRing, next, nullptr), scSuccess) << scGetLastError(next);
+    EXPECT_EQ(scCommDestroy(next), scSuccess);
+  }
+}
+
 // Two threads call into one communicator at once: one of them gets
 // scInvalidUsage naming the misuse; the other's call is unharmed.
 TEST(Misuse, TwoThreadsOnOneCommunicator) {

@@ -380,7 +380,7 @@ class MpiRound final : public Round {
     return false;
   }
 
-  MpiLink l_;
+  const MpiLink& l_;  // the transport's, which outlives its rounds
   uint64_t seq_;
   int tagStaged_, tagProbed_;
   std::unique_ptr<MpiRoundState>* spare_;

@@ -78,6 +78,7 @@ class MpiTransport final : public Transport {
       MPI_Comm_free(&comm_);
       throw;
     }
+    link_ = MpiLink{comm_, ctl_, id_, code_, rank_, shm_.get()};
   }
   ~MpiTransport() override {
     int finalized = 0;
@@ -110,7 +111,7 @@ class MpiTransport final : public Transport {
     // Nothing to move (a rank without neighbours, a step that skips it): no
     // round to set up and wait for, which cost an empty call most of its time.
     if (ops.empty()) return nullptr;
-    return postMpiRound(MpiLink{comm_, ctl_, id_, code_, rank_, shm_.get()}, seq_, sig_, ops, &stage_);
+    return postMpiRound(link_, seq_, sig_, ops, &stage_);
   }
 
   void barrier(void*, const Deadline& dl) override {
@@ -215,6 +216,7 @@ class MpiTransport final : public Transport {
   bool collectivePending_ = false;
   std::unique_ptr<MpiRoundState> stage_;  // lent to one round at a time (round.h)
   std::unique_ptr<ShmQueues> shm_;        // small messages within the node (shm.h)
+  MpiLink link_;                          // what a round needs of all the above (round.h), lent to each
 };
 
 MPI_Comm mpiCommFrom(const void* mpiComm) {
