@@ -93,6 +93,8 @@ std::string trimmed(std::string line) {
   return line;
 }
 
+std::string fmtSeconds(double s) { return fmt("%g s", s); }
+
 std::string ratio(double num, double den) { return num > 0 && den > 0 ? fmt("%.2f", num / den) : "-"; }
 
 // a's time over b's, paired by repetition (the two ran back to back), the median over repetitions.
@@ -143,9 +145,16 @@ class NeighborAllGather final : public Tool {
            "at most this many seconds per repetition of one algorithm at one size:\n"
            "fewer than -n calls where the warm-up calls say -n would take longer (default 0: off)",
            [this](const std::string& v) { repTime_ = parseNumber(v, "--rep-time", 0, 3600); }});
+    f.add({0, "min-rep-time", "<s>",
+           "at least this many seconds per repetition of one algorithm at one size:\n"
+           "more than -n calls where the warm-up calls say -n would take less (default 0: off;\n"
+           "a repetition shorter than the scheduler's tick is one context switch from 1.5x)",
+           [this](const std::string& v) { minRepTime_ = parseNumber(v, "--min-rep-time", 0, 3600); }});
   }
 
   void validate(Options& o) override {
+    if (repTime_ > 0 && minRepTime_ > repTime_)
+      throw UsageError{"--min-rep-time " + fmtSeconds(minRepTime_) + " exceeds --rep-time " + fmtSeconds(repTime_)};
     std::string err;
     if (!ntest::parseSpec(topoText_, &spec_, &err)) throw UsageError{err};
     // mpi, the MPI library's own call, exists on the mpi transport only: left out of the
@@ -213,7 +222,8 @@ class NeighborAllGather final : public Tool {
   std::string base_ = "native";  // the ratios' baseline: mpi where it runs
   ntest::Spec spec_;
   int ranksPerNode_ = 0, reps_ = 5;
-  double repTime_ = 0;
+  double repTime_ = 0, minRepTime_ = 0;
+  static constexpr double kMaxRepCalls = 1e6;  // --min-rep-time's most calls per repetition
   bool inject_ = false;
 };
 
@@ -265,7 +275,9 @@ long long NeighborAllGather::runRank(Group& g, RankState& rs, const Context& ctx
         here.push_back(r);
       }
       auto call = [&](const Row& r) { callOnce(rs, run, r, send.data(), recv.data()); };
-      // Warm-up, which also sizes each algorithm's repetitions under --rep-time.
+      // Warm-up, which also sizes each algorithm's repetitions under --rep-time
+      // and --min-rep-time (the cap wins; every rank takes the slowest rank's
+      // time per call, so all make the same number of calls).
       for (Row& r : here) {
         r.iters = o.iters;
         if (o.warmupIters == 0) continue;
@@ -274,7 +286,11 @@ long long NeighborAllGather::runRank(Group& g, RankState& rs, const Context& ctx
         for (int i = 0; i < o.warmupIters; ++i) call(r);
         rs.sync();
         const double perCall = g.max((now() - w0) / o.warmupIters);
-        if (repTime_ > 0 && perCall > 0) r.iters = int(std::clamp(repTime_ / perCall, 1.0, double(o.iters)));
+        if (perCall <= 0) continue;
+        double n = o.iters;
+        if (minRepTime_ > 0) n = std::max(n, std::min(minRepTime_ / perCall, kMaxRepCalls));
+        if (repTime_ > 0) n = std::min(n, std::max(repTime_ / perCall, 1.0));
+        r.iters = int(n);
       }
       for (int rep = 0; rep < reps_; ++rep)
         for (size_t j = 0; j < here.size(); ++j) {

@@ -88,7 +88,11 @@ scResult_t scTopologyDegrees(scTopology_t topo, int* indegree, int* outdegree);
 
 /* send: sendcount elements of dt. recv: indegree blocks of sendcount
  * elements, block e from sources[e] (MPI's order; a source listed twice fills
- * two blocks). */
+ * two blocks). A call with the same send, recv, sendcount, dt, algo and
+ * stream as the topology's last call that passed its checks is not checked
+ * again (as a loop repeats its call), but for the communicator's state: a
+ * buffer freed and allocated again at the same address is taken to be the
+ * same kind of memory (host or device) as before. */
 scResult_t scNeighborAllGather(const void* send, size_t sendcount, void* recv, scDataType_t dt, scNbrAlgo_t algo,
                                scTopology_t topo, void* stream);
 
