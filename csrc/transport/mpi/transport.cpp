@@ -86,9 +86,12 @@ class MpiTransport final : public Transport {
     // A collective left pending by a timeout still references the
     // communicator and cannot be cancelled: that one is left to MPI.
     if (finalized) return;
-    // Notices still on their way are left to MPI, with their buffer.
-    int sent = 1;
-    if (!notices_.empty()) MPI_Testall(int(notices_.size()), notices_.data(), &sent, MPI_STATUSES_IGNORE);
+    // Abort notices that reached this rank are taken; an aborted one's own
+    // get 0.1 s to be taken (and its peers', sent at the same time, 10 ms of
+    // quiet to arrive). Notices still on their way after that are left to
+    // MPI, with their buffer.
+    const bool sent =
+        drainAbortNotices(ctl_, notices_, aborted_ ? 0.01 : 0, Deadline::in(aborted_ ? 0.1 : 0));
     if (!sent) {
       for (auto& r : notices_) if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
       notice_.release();

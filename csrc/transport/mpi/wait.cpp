@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "core/error.h"
 #include "transport/mpi/util.h"
@@ -24,6 +25,27 @@ void checkAbortNotice(MPI_Comm ctl, uint64_t id) {
   MPI_Recv(why.data(), n, MPI_CHAR, st.MPI_SOURCE, kAbortTag, ctl, MPI_STATUS_IGNORE);
   if (why.compare(0, kIdChars, idText(id)) != 0) return;  // another communicator's
   SC_THROW(scRemoteError, "rank ", st.MPI_SOURCE, " aborted the communicator: ", why.substr(kIdChars));
+}
+
+bool drainAbortNotices(MPI_Comm ctl, std::vector<MPI_Request>& sent, double quiet, const Deadline& dl) {
+  int done = sent.empty();
+  auto lastSeen = Clock::now();
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    while (MPI_Iprobe(MPI_ANY_SOURCE, kAbortTag, ctl, &flag, &st) == MPI_SUCCESS && flag) {
+      int n = 0;
+      MPI_Get_count(&st, MPI_CHAR, &n);
+      std::string sink(size_t(std::max(n, 1)), '\0');
+      MPI_Recv(sink.data(), n, MPI_CHAR, st.MPI_SOURCE, kAbortTag, ctl, MPI_STATUS_IGNORE);
+      lastSeen = Clock::now();
+    }
+    if (!done && MPI_Testall(int(sent.size()), sent.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return false;
+    const auto now = Clock::now();
+    if (done && std::chrono::duration<double>(now - lastSeen).count() >= quiet) return true;
+    if (now >= dl.at()) return done != 0;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 // A nonblocking collective's request (MPI_Ibarrier, MPI_Iallreduce...), which

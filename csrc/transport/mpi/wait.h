@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/deadline.h"
 
@@ -58,6 +59,15 @@ std::string idText(uint64_t id);
 // Throws scRemoteError when a peer's abort notice for communicator `id` has
 // arrived on ctl.
 void checkAbortNotice(MPI_Comm ctl, uint64_t id);
+
+// Before ctl is freed: takes the abort notices that reached this rank off the
+// wire and, where this rank sent its own (`sent`), gives them until dl to be
+// taken, waiting also for `quiet` seconds without a new notice (peers that
+// aborted at the same time). Notices left unmatched when every rank of a
+// communicator aborted made Open MPI's next MPI_Comm_dup spin in its
+// context-id agreement (one run in four at P = 3). Returns whether every
+// request of `sent` completed (the caller frees the others).
+bool drainAbortNotices(MPI_Comm ctl, std::vector<MPI_Request>& sent, double quiet, const Deadline& dl);
 
 // Waits for a nonblocking collective's request (MPI_Ibarrier,
 // MPI_Iallreduce...) until dl; *pending stays true if it timed out (MPI
