@@ -100,7 +100,7 @@ void checkBuffer(const Topology& t, const void* p, size_t elems, const char* wha
   bytesOf(total, esz, dt, "recv");
   checkBuffer(t, send, sendcount, "send");
   checkBuffer(t, recv, total, "recv");
-  t.checked = {send, recv, sendcount, int(dt), int(algo), stream};
+  t.checked = {{send, recv, sendcount, int(dt)}, int(algo), stream};
 }
 
 // A call that repeats the last checked call's arguments (a training loop's
@@ -111,7 +111,7 @@ void checkBuffer(const Topology& t, const void* p, size_t elems, const char* wha
 // cost every call.
 inline void checkAllGather(Topology& t, const void* send, size_t sendcount, const void* recv, scDataType_t dt,
                            scNbrAlgo_t algo, void* stream) {
-  if (t.checked == Topology::Checked{send, recv, sendcount, int(dt), int(algo), stream}) return checkComm(t.comm);
+  if (t.checked == Topology::Checked{{send, recv, sendcount, int(dt)}, int(algo), stream}) return checkComm(t.comm);
   checkAllGatherArgs(t, send, sendcount, recv, dt, algo, stream);
 }
 

@@ -110,15 +110,10 @@ class Topology {
   mutable OpsKey opsKey;
   // The allgather's last arguments that passed every check (api_neighbor.cpp).
   struct Checked {
-    const void* send = nullptr;
-    const void* recv = nullptr;
-    size_t sendcount = 0;
-    int dt = -1, algo = -1;
+    OpsKey call;
+    int algo = -1;
     const void* stream = nullptr;
-    bool operator==(const Checked& o) const {
-      return send == o.send && recv == o.recv && sendcount == o.sendcount && dt == o.dt && algo == o.algo &&
-             stream == o.stream;
-    }
+    bool operator==(const Checked& o) const { return call == o.call && algo == o.algo && stream == o.stream; }
   };
   Checked checked;
   KeptPick lastPick;  // auto's (model.cpp: chooseAlgo)

@@ -15,31 +15,39 @@ std::string idText(uint64_t id) {
   return b;
 }
 
-void checkAbortNotice(MPI_Comm ctl, uint64_t id) {
+namespace {
+
+// Receives the next abort notice that reached ctl, if any: its sender and text.
+bool takeAbortNotice(MPI_Comm ctl, int* from, std::string* why) {
   int flag = 0;
   MPI_Status st;
-  if (ctl == MPI_COMM_NULL || MPI_Iprobe(MPI_ANY_SOURCE, kAbortTag, ctl, &flag, &st) != MPI_SUCCESS || !flag) return;
+  if (ctl == MPI_COMM_NULL || MPI_Iprobe(MPI_ANY_SOURCE, kAbortTag, ctl, &flag, &st) != MPI_SUCCESS || !flag)
+    return false;
   int n = 0;
   MPI_Get_count(&st, MPI_CHAR, &n);
-  std::string why(size_t(std::max(n, 0)), '\0');
-  MPI_Recv(why.data(), n, MPI_CHAR, st.MPI_SOURCE, kAbortTag, ctl, MPI_STATUS_IGNORE);
+  why->assign(size_t(std::max(n, 0)), '\0');
+  MPI_Recv(why->data(), n, MPI_CHAR, st.MPI_SOURCE, kAbortTag, ctl, MPI_STATUS_IGNORE);
+  *from = st.MPI_SOURCE;
+  return true;
+}
+
+}  // namespace
+
+void checkAbortNotice(MPI_Comm ctl, uint64_t id) {
+  int from = -1;
+  std::string why;
+  if (!takeAbortNotice(ctl, &from, &why)) return;
   if (why.compare(0, kIdChars, idText(id)) != 0) return;  // another communicator's
-  SC_THROW(scRemoteError, "rank ", st.MPI_SOURCE, " aborted the communicator: ", why.substr(kIdChars));
+  SC_THROW(scRemoteError, "rank ", from, " aborted the communicator: ", why.substr(kIdChars));
 }
 
 bool drainAbortNotices(MPI_Comm ctl, std::vector<MPI_Request>& sent, double quiet, const Deadline& dl) {
   int done = sent.empty();
   auto lastSeen = Clock::now();
+  int from = -1;
+  std::string sink;
   for (;;) {
-    int flag = 0;
-    MPI_Status st;
-    while (MPI_Iprobe(MPI_ANY_SOURCE, kAbortTag, ctl, &flag, &st) == MPI_SUCCESS && flag) {
-      int n = 0;
-      MPI_Get_count(&st, MPI_CHAR, &n);
-      std::string sink(size_t(std::max(n, 1)), '\0');
-      MPI_Recv(sink.data(), n, MPI_CHAR, st.MPI_SOURCE, kAbortTag, ctl, MPI_STATUS_IGNORE);
-      lastSeen = Clock::now();
-    }
+    while (takeAbortNotice(ctl, &from, &sink)) lastSeen = Clock::now();
     if (!done && MPI_Testall(int(sent.size()), sent.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return false;
     const auto now = Clock::now();
     if (done && std::chrono::duration<double>(now - lastSeen).count() >= quiet) return true;
