@@ -113,7 +113,8 @@ void leaveCall(scComm* comm) noexcept {
 void endCalls(scComm* comm, uint64_t before, scResult_t r) noexcept {
   try {
     static const std::string kNone;  // not a temporary string per call
-    comm->recorder->end(before, r, r == scSuccess ? kNone : comm->lastError, comm->stats);
+    comm->recorder->end(before, r, r == scSuccess ? kNone : comm->lastError, comm->stats,
+                         comm->callStart.load(std::memory_order_relaxed));
   } catch (...) {  // a trace that cannot be written never fails the call
   }
 }

@@ -1,8 +1,5 @@
-// A point in time after which a blocking wait gives up with scTimeout, and
-// the clocks calls read.
+// A point in time after which a blocking wait gives up with scTimeout.
 #pragma once
-
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,38 +10,6 @@
 namespace sc {
 
 using Clock = std::chrono::steady_clock;
-
-// The clock a call reads on its way (its flight-recorder entry): the coarse
-// monotonic clock, which reads a word the kernel updates at its timer ticks,
-// where Clock::now() reads the time-stamp counter. 2.6 against 21 ns in a
-// loop, but with 8 ranks on 2 cores, two Clock::now() per call made a
-// neighbour allgather of 8-64 B 20-30 % slower than two coarseNow() did
-// (bench/results/neighbor-cpu-mpi-2026-11-29-clock.md). On Clock's scale
-// (both are CLOCK_MONOTONIC underneath): coarseNow() <= Clock::now(), and
-// behind it by up to two ticks (measured: 4-8 ms behind with 4 ms ticks over
-// 5,000,000 reads). Where there is no coarse clock, Clock itself.
-inline Clock::time_point coarseNow() noexcept {
-#ifdef CLOCK_MONOTONIC_COARSE
-  timespec ts;
-  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0)
-    return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(ts.tv_sec) +
-                                                                         std::chrono::nanoseconds(ts.tv_nsec)));
-#endif
-  return Clock::now();
-}
-// One tick of coarseNow() (read once).
-inline Clock::duration coarseResolution() noexcept {
-  static const Clock::duration res = [] {
-#ifdef CLOCK_MONOTONIC_COARSE
-    timespec ts;
-    if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) == 0)
-      return std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(ts.tv_sec) +
-                                                         std::chrono::nanoseconds(ts.tv_nsec));
-#endif
-    return Clock::duration(1);
-  }();
-  return res;
-}
 
 // A deadline: a fixed time point (in, after), or a budget that starts at its
 // first look (atFirstLook). The latter is a call's (scComm::callDeadline):

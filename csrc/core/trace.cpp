@@ -35,12 +35,6 @@ std::string durText(double us) {
   return b;
 }
 
-// A duration between two readings of a clock that lags by up to lagUs (0: exact):
-// "under 8 ms" up to that.
-std::string durText(double us, double lagUs) {
-  return us <= lagUs && lagUs > 0 ? "under " + durText(lagUs) : durText(us);
-}
-
 double usOf(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 }  // namespace
@@ -76,47 +70,39 @@ Recorder::~Recorder() {
   std::fclose(trace_);
 }
 
-void Recorder::begin(uint64_t seq, const CallSig& sig, const scStats_t& stats) {
-  if (!active()) return;
-  CallRecord& r = ring_[next_];
-  if (++next_ == ring_.size()) next_ = 0;  // not a modulo: a division per call
-  used_ = std::min(used_ + 1, ring_.size());
-  r.seq = seq;
-  r.sig = sig;
-  r.t0 = trace_ ? Clock::now() : coarseNow();
-  r.durUs = -1;
-  r.status = scSuccess;
-  r.bytesSent = stats.bytesSent;
-  r.bytesRecv = stats.bytesRecv;
-  r.rounds = 0;
-  r.peers.clear();  // keeps its capacity: no allocation per call once warm
-  r.morePeers = 0;
-  r.phase = nullptr;
-  r.step = r.steps = 0;
+void Recorder::beginTimed(uint64_t seq, const CallSig& sig, const scStats_t& stats) {
+  // A nested call shares its caller's deadline start, which may predate it.
+  const size_t slot = start(seq, sig, stats, Clock::now());
   // A nested call (DSOP's allreduce) may have reused the slot of its caller
   // when the ring is that small: that caller is then no longer in flight here.
   for (size_t i = 0; i < open_.size(); ++i)
-    if (open_[i] == size_t(&r - ring_.data())) open_.erase(open_.begin() + long(i--));
-  open_.push_back(size_t(&r - ring_.data()));
+    if (open_[i] == slot) open_.erase(open_.begin() + long(i--));
+  open_.push_back(slot);
 }
 
 CallRecord* Recorder::open() { return open_.empty() ? nullptr : &ring_[open_.back()]; }
 
-void Recorder::round(const std::vector<P2POp>& ops, const char* phase, int step, int steps) {
-  CallRecord* r = open();
-  if (!r) return;
-  ++r->rounds;
-  r->phase = phase;
-  r->step = step;
-  r->steps = steps;
-  // Each message's peer is looked up in a small hash set of the call's peers
+void Recorder::laterPeer(CallRecord& r, int peer) {
+  if (r.nPeers == CallRecord::kFirstPeers) {  // the call's first peer past the scanned ones
+    r.laterPeers.clear();  // keeps its capacity: no allocation per call once warm
+    for (int p : r.firstPeers) firstSight(r.seq, p);
+  }
+  // Each further peer is looked up in a small hash set of the call's peers
   // (one probe or two), not in the list so far: a call with many neighbours
   // posts many messages.
-  for (const P2POp& o : ops) {
-    if (!firstSight(r->seq, o.peer)) continue;
-    if (r->peers.size() < CallRecord::kMaxPeers) r->peers.push_back(o.peer);
-    else ++r->morePeers;
+  if (!firstSight(r.seq, peer)) return;
+  if (r.nPeers < CallRecord::kMaxPeers) {
+    r.laterPeers.push_back(peer);
+    ++r.nPeers;
+  } else {
+    ++r.morePeers;
   }
+}
+
+std::vector<int> CallRecord::peers() const {
+  std::vector<int> all(firstPeers, firstPeers + std::min<size_t>(nPeers, kFirstPeers));
+  if (nPeers > kFirstPeers) all.insert(all.end(), laterPeers.begin(), laterPeers.end());
+  return all;
 }
 
 bool Recorder::firstSight(uint64_t seq, int peer) {
@@ -135,13 +121,26 @@ bool Recorder::firstSight(uint64_t seq, int peer) {
   return true;  // more distinct peers than slots: counted again (morePeers overcounts)
 }
 
-void Recorder::end(uint64_t fromSeq, scResult_t status, const std::string& error, const scStats_t& stats) {
+void Recorder::timeIt(CallRecord& r, int64_t waitStart, Clock::time_point* now) {
+  if (r.t0 == CallRecord::kUntimed && waitStart > 0) r.t0 = Clock::time_point(Clock::duration(waitStart));
+  if (r.t0 == CallRecord::kUntimed) {
+    r.durUs = CallRecord::kNoLongWait;
+    return;
+  }
+  Clock::time_point t = now ? *now : Clock::now();
+  if (now && t == CallRecord::kUntimed) t = *now = Clock::now();
+  r.durUs = usOf(t - r.t0);
+}
+
+void Recorder::endAll(uint64_t fromSeq, scResult_t status, const std::string& error, const scStats_t& stats,
+                      int64_t waitStart) {
   bool dumpIt = false, popped = false;
+  Clock::time_point now = CallRecord::kUntimed;  // read once, if a call is timed
   while (CallRecord* r = open()) {
     if (r->seq <= fromSeq) break;
     open_.pop_back();
     popped = true;
-    r->durUs = usOf((trace_ ? Clock::now() : coarseNow()) - r->t0);
+    timeIt(*r, waitStart, &now);
     r->status = status;
     r->bytesSent = stats.bytesSent - r->bytesSent;
     r->bytesRecv = stats.bytesRecv - r->bytesRecv;
@@ -151,37 +150,41 @@ void Recorder::end(uint64_t fromSeq, scResult_t status, const std::string& error
     dumpIt = dumpIt || status == scTimeout;
   }
   // Back in the call these were nested in (DSOP's allreduce), which they
-  // took the peer set over from: its listed peers go back in.
-  if (CallRecord* outer = open(); popped && outer)
-    for (int p : outer->peers) firstSight(outer->seq, p);
+  // took the peer set over from: its listed peers go back in (the first
+  // ones are scanned, not looked up in the set).
+  if (CallRecord* outer = open(); popped && outer && outer->nPeers > CallRecord::kFirstPeers)
+    for (int p : outer->peers()) firstSight(outer->seq, p);
   if (dumpIt && keep_) {
-    const std::string d = dump();
+    const std::string d = dump(waitStart);
     std::fprintf(stderr, "sparcoll: rank %d of %d (%s communicator #%llu, pid %d): %s; its last calls:\n%s", rank_,
                  size_, transport_, static_cast<unsigned long long>(id_), int(getpid()), error.c_str(), d.c_str());
     std::fflush(stderr);
   }
 }
 
-std::string Recorder::dump() const {
+std::string Recorder::dump(int64_t waitStart) const {
   std::string out;
   const size_t n = std::min(used_, keep_);
-  // Coarse readings lag by up to two ticks (core/deadline.h).
-  const double lagUs = trace_ ? 0 : 2 * usOf(coarseResolution());
   for (size_t i = 0; i < n; ++i) {
     const CallRecord& r = ring_[(next_ + ring_.size() - n + i) % ring_.size()];
     out += cat("  #", r.seq, " ", r.sig.text(), ": ");
-    if (r.durUs < 0) {
-      out += cat("in flight for ", durText(usOf(Clock::now() - r.t0), lagUs));
+    if (r.durUs == -1) {
+      const Clock::time_point t0 = r.t0 != CallRecord::kUntimed ? r.t0
+                                   : waitStart > 0          ? Clock::time_point(Clock::duration(waitStart))
+                                                            : CallRecord::kUntimed;
+      out += t0 == CallRecord::kUntimed ? std::string("in flight, no long wait yet")
+                                        : cat("in flight for ", durText(usOf(Clock::now() - t0)));
     } else {
       // Traffic is counted when a round is posted: a failed call's may not all have moved.
-      out += cat(r.status == scSuccess ? "ok" : scGetErrorString(r.status), " in ", durText(r.durUs, lagUs),
+      out += cat(r.status == scSuccess ? "ok" : scGetErrorString(r.status),
+                 r.durUs == CallRecord::kNoLongWait ? std::string(" without a long wait") : " in " + durText(r.durUs),
                  r.status == scSuccess ? ", sent " : ", posted: sent ", bytesText(r.bytesSent), ", received ",
                  bytesText(r.bytesRecv));
     }
     out += cat(", ", r.rounds, r.rounds == 1 ? " round" : " rounds");
-    if (!r.peers.empty()) {
+    if (r.nPeers) {
       out += ", peers";
-      for (int p : r.peers) out += cat(" ", p);
+      for (int p : r.peers()) out += cat(" ", p);
       if (r.morePeers) out += cat(" and ", r.morePeers, " more");
     }
     if (r.phase) out += r.steps ? cat(", last at ", r.phase, " step ", r.step + 1, "/", r.steps)
@@ -198,7 +201,7 @@ void Recorder::writeEvent(const CallRecord& r, const std::string& error) {
                          {"bytes_sent", r.bytesSent},
                          {"bytes_received", r.bytesRecv},
                          {"rounds", r.rounds},
-                         {"peers", r.peers},
+                         {"peers", r.peers()},
                          {"status", scGetErrorString(r.status)}};
   if (r.sig.count != CallSig::kNoCount) args["count"] = r.sig.count;
   if (r.morePeers) args["more_peers"] = r.morePeers;

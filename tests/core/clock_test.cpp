@@ -1,7 +1,5 @@
-// core/deadline.h: the coarse clock a call reads (on the precise clock's
-// scale, at most two ticks behind it) and the deadline that starts at its
-// first look (a call's: one start shared by all its waits, never before the
-// look).
+// core/deadline.h: the deadline that starts at its first look (a call's: one
+// start shared by all its waits, never before the look).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -16,30 +14,6 @@ namespace {
 using sc::Clock;
 
 Clock::duration budget(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
-
-TEST(CoarseClock, OnThePreciseClocksScaleAtMostTwoTicksBehind) {
-  const Clock::duration tick = sc::coarseResolution();
-  EXPECT_GT(tick, Clock::duration::zero());
-  EXPECT_LE(tick, std::chrono::milliseconds(100)) << "a timer tick, not a coarser clock";
-  for (int i = 0; i < 1000; ++i) {
-    const auto before = Clock::now();
-    const auto coarse = sc::coarseNow();
-    const auto after = Clock::now();
-    ASSERT_LE(coarse, after) << "the coarse clock ran ahead of the precise one";
-    // Slack for a tick the kernel applied late on a loaded machine.
-    ASSERT_GT(coarse, before - 2 * tick - std::chrono::milliseconds(50)) << "not on the precise clock's scale";
-  }
-}
-
-TEST(CoarseClock, MovesForwardByTicks) {
-  const auto t0 = sc::coarseNow();
-  auto t = t0;
-  const auto giveUp = Clock::now() + std::chrono::seconds(2);
-  while ((t = sc::coarseNow()) == t0 && Clock::now() < giveUp) {
-  }
-  EXPECT_GT(t, t0) << "the coarse clock did not move in 2 s";
-  EXPECT_LE(t - t0, 2 * sc::coarseResolution() + std::chrono::milliseconds(50));
-}
 
 TEST(Deadline, AtFirstLookStartsOnceForEveryCopy) {
   constexpr double kBudget = 0.25;

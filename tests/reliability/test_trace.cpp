@@ -131,7 +131,7 @@ TEST(FlightRecorder, DumpedOnTimeout) {
   EXPECT_TRUE(has(err, "sparcoll: rank 0 of 2")) << err;
   EXPECT_TRUE(has(err, "its last calls:")) << err;
   EXPECT_FALSE(has(err, "  #3 ")) << "only the last 3 calls are kept: " << err;
-  EXPECT_TRUE(has(err, "  #4 scAllReduce(count=1000, float, sum, ring): ok in")) << err;
+  EXPECT_TRUE(has(err, "  #4 scAllReduce(count=1000, float, sum, ring): ok")) << err;
   EXPECT_TRUE(has(err, "  #6 scAllReduce(count=1000, float, sum, ring): timeout in")) << err;
   EXPECT_TRUE(has(err, "last at ring")) << err;
 }
@@ -178,23 +178,48 @@ TEST(FlightRecorder, PeersOncePerCall) {
   EXPECT_TRUE(has(d, wide + " and 26 more\n")) << d;
 }
 
-// Without a trace, a call's duration is measured on the coarse clock (no
-// precise read per call: core/deadline.h), whose readings lag by up to two
-// ticks; the dump then says "under 8 ms" (two ticks) for a quick call, never
-// a false "0 us".
-TEST(FlightRecorder, QuickCallsUnderTheCoarseClocksLag) {
-  sc::Recorder rec(4, "", 0, 2, "local");
+// Microseconds of the duration that follows `prefix` in a dump ("12 us",
+// "3.250 ms", "1.500 s"), or -1 when the prefix is not there.
+double usAfter(const std::string& d, const std::string& prefix) {
+  const size_t at = d.find(prefix);
+  if (at == std::string::npos) return -1;
+  std::istringstream in(d.substr(at + prefix.size()));
+  double v = 0;
+  std::string unit;
+  in >> v >> unit;
+  return unit.rfind("us", 0) == 0 ? v : unit.rfind("ms", 0) == 0 ? v * 1e3 : v * 1e6;
+}
+
+// Without a trace, no clock is read per call: a call is timed from its
+// deadline's start (the first look of one of its waits at the clock, which
+// end() is given) to its end, on the precise clock. A call that never
+// waited that long says so, not a false "0 us"; one nested in another is
+// timed from its own start; one in flight from its wait's start.
+TEST(FlightRecorder, TimedFromTheFirstLongWait) {
+  using Clock = std::chrono::steady_clock;
+  sc::Recorder rec(8, "", 0, 2, "local");
   scStats_t st{};
-  const double lagUs = 2 * std::chrono::duration<double, std::micro>(sc::coarseResolution()).count();
-  char lag[32];
-  std::snprintf(lag, sizeof lag, lagUs < 1e3 ? "%.0f us" : "%.3f ms", lagUs < 1e3 ? lagUs : lagUs / 1e3);
-  for (uint64_t seq = 1; seq <= 3; ++seq) {
-    rec.begin(seq, {"quick"}, st);
-    rec.end(seq - 1, scSuccess, "", st);
-  }
-  const std::string d = rec.dump();
-  size_t under = 0;
-  for (size_t at = 0; (at = d.find(std::string("ok in under ") + lag, at)) != std::string::npos; ++at) ++under;
-  EXPECT_EQ(under, 3u) << d;
-  EXPECT_FALSE(has(d, " us,")) << d;
+  const auto ticksAgo = [](double ms) {
+    return int64_t((Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double, std::milli>(ms))).time_since_epoch().count());
+  };
+  rec.begin(1, {"quick"}, st);
+  rec.end(0, scSuccess, "", st, 0);
+  rec.begin(2, {"waited"}, st);
+  rec.end(1, scSuccess, "", st, ticksAgo(30));
+  rec.begin(3, {"outer"}, st);
+  rec.begin(4, {"inner"}, st);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  rec.end(3, scSuccess, "", st, 0);
+  rec.end(2, scSuccess, "", st, 0);
+  rec.begin(5, {"hung"}, st);
+  const std::string d = rec.dump(ticksAgo(40));
+  EXPECT_TRUE(has(d, "#1 quick(count=0): ok without a long wait, sent 0 B")) << d;
+  const double waited = usAfter(d, "#2 waited(count=0): ok in ");
+  EXPECT_GE(waited, 30e3) << d;
+  EXPECT_LT(waited, 30e3 + 10e6) << d;
+  EXPECT_GE(usAfter(d, "#4 inner(count=0): ok in "), 20e3) << d;
+  EXPECT_TRUE(has(d, "#3 outer(count=0): ok without a long wait")) << d;
+  EXPECT_GE(usAfter(d, "#5 hung(count=0): in flight for "), 40e3) << d;
+  EXPECT_TRUE(has(rec.dump(0), "#5 hung(count=0): in flight, no long wait yet")) << rec.dump(0);
 }

@@ -62,6 +62,13 @@ class MpiRound final : public Round {
     moveShm();  // the sends, at once where their queues have room
   }
 
+  // Whether post() moved every message (all of them through shared memory):
+  // the round is then done, and wait() would have nothing to do.
+  bool finishedInPost() {
+    done_ = reqs_.empty() && probing_.empty() && shm_.done();
+    return done_;
+  }
+
   // The messages that go through MPI: the staged receives, then the sends
   // (reqs_ = [staged | sends | probe-matched, as they are matched]).
   void postMpi(const std::vector<P2POp>& ops, size_t slots) {
@@ -401,6 +408,10 @@ std::unique_ptr<Round> postMpiRound(const MpiLink& link, uint64_t seq, uint32_t 
                                     const std::vector<P2POp>& ops, std::unique_ptr<MpiRoundState>* spare) {
   auto round = std::make_unique<MpiRound>(link, seq, sig, spare);
   round->post(ops);
+  // Nothing left to wait for (a rank that only sends, where its queues had
+  // room; a receiver whose messages were there): no wait, which would only
+  // find the round done, and the round's memory goes back to the spare now.
+  if (round->finishedInPost()) return nullptr;
   return round;
 }
 
