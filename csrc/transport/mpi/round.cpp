@@ -233,6 +233,7 @@ class MpiRound final : public Round {
   // another size or of another call at the head of a queue is
   // scRemoteError naming its sender.
   bool moveShm() {
+    if (shm_.done()) return false;  // nothing through shared memory (between machines: every message)
     bool moved = false;
     const ShmRound::Problem p = shm_.progress(&moved);
     if (p.kind == ShmRound::Problem::Size) sizeMismatch({p.m->peer, p.m->buf, p.m->bytes, p.m->bytes}, int(p.theirBytes));
