@@ -121,15 +121,10 @@ bool Recorder::firstSight(uint64_t seq, int peer) {
   return true;  // more distinct peers than slots: counted again (morePeers overcounts)
 }
 
-void Recorder::timeIt(CallRecord& r, int64_t waitStart, Clock::time_point* now) {
-  if (r.t0 == CallRecord::kUntimed && waitStart > 0) r.t0 = Clock::time_point(Clock::duration(waitStart));
-  if (r.t0 == CallRecord::kUntimed) {
-    r.durUs = CallRecord::kNoLongWait;
-    return;
-  }
+double Recorder::usSince(Clock::time_point t0, Clock::time_point* now) {
   Clock::time_point t = now ? *now : Clock::now();
   if (now && t == CallRecord::kUntimed) t = *now = Clock::now();
-  r.durUs = usOf(t - r.t0);
+  return usOf(t - t0);
 }
 
 void Recorder::endAll(uint64_t fromSeq, scResult_t status, const std::string& error, const scStats_t& stats,
@@ -140,10 +135,7 @@ void Recorder::endAll(uint64_t fromSeq, scResult_t status, const std::string& er
     if (r->seq <= fromSeq) break;
     open_.pop_back();
     popped = true;
-    timeIt(*r, waitStart, &now);
-    r->status = status;
-    r->bytesSent = stats.bytesSent - r->bytesSent;
-    r->bytesRecv = stats.bytesRecv - r->bytesRecv;
+    finish(*r, status, stats, waitStart, &now);
     if (trace_) writeEvent(*r, status == scSuccess ? std::string() : error);
     // Timeouts only: the peers of a rank that timed out fail with its
     // message (scRemoteError), and mismatches name their cause already.

@@ -92,11 +92,7 @@ class Recorder {
     CallRecord& r = ring_[open_[0]];
     if (r.seq <= fromSeq) return;
     open_.pop_back();
-    if (r.t0 == CallRecord::kUntimed && waitStart <= 0) r.durUs = CallRecord::kNoLongWait;
-    else timeIt(r, waitStart, nullptr);
-    r.status = status;
-    r.bytesSent = stats.bytesSent - r.bytesSent;
-    r.bytesRecv = stats.bytesRecv - r.bytesRecv;
+    finish(r, status, stats, waitStart, nullptr);
   }
   // The flight recorder, oldest first, one line per call.
   // waitStart: as in end(), for a call still in flight.
@@ -129,9 +125,20 @@ class Recorder {
   // end() of every other case: nested calls, a trace, a timeout's dump.
   void endAll(uint64_t fromSeq, scResult_t status, const std::string& error, const scStats_t& stats,
               int64_t waitStart);
-  // Sets r's duration: from its start, else from waitStart (> 0) when it has
-  // none; now, when given, is read once for several calls.
-  static void timeIt(CallRecord& r, int64_t waitStart, std::chrono::steady_clock::time_point* now);
+  // Call r ended: its outcome, traffic and duration (from its start, else
+  // from waitStart (> 0) when it has none, else kNoLongWait). now, when
+  // given, is read once for several calls.
+  static void finish(CallRecord& r, scResult_t status, const scStats_t& stats, int64_t waitStart,
+                     std::chrono::steady_clock::time_point* now) {
+    if (r.t0 == CallRecord::kUntimed && waitStart > 0)
+      r.t0 = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(waitStart));
+    r.durUs = r.t0 == CallRecord::kUntimed ? CallRecord::kNoLongWait : usSince(r.t0, now);
+    r.status = status;
+    r.bytesSent = stats.bytesSent - r.bytesSent;
+    r.bytesRecv = stats.bytesRecv - r.bytesRecv;
+  }
+  // Microseconds from t0 to now (*now, read here if unset).
+  static double usSince(std::chrono::steady_clock::time_point t0, std::chrono::steady_clock::time_point* now);
   void writeEvent(const CallRecord& r, const std::string& error);
 
   std::vector<CallRecord> ring_;
