@@ -4,7 +4,10 @@
 Reads the JSON lines of one or more `neighbor_allgather_perf -J` runs and writes
 one PNG per (ranks, ranks per node, data type): time per call against block
 size, one panel per topology, one line per algorithm (the median over
-repetitions, bars from the fastest to the slowest repetition), log-log:
+repetitions, bars from the fastest to the slowest repetition), log-log. Rows
+of several launches of one run (a "launch" field, scripts/bench-neighbor's
+SPARCOLL_BENCH_LAUNCHES) are merged: the median over launches of their times,
+and every ratio below the median over launches of that launch's ratio.
 
   <prefix>-p<P>[-rpn<k>][-<type>].png
 
@@ -70,9 +73,9 @@ def plot(runs, prefix):
         fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
         for ax, topo in zip(axes.flat, names):
             for algo in ORDER:
-                data = topos[topo].get(algo)
-                if not data:
+                if not topos[topo].get(algo):
                     continue
+                data = [r for _, r in sorted(by_size(topos[topo][algo]).items())]
                 x = [r["size_bytes"] for r in data]
                 y = [r["time_us"] for r in data]
                 err = [[r["time_us"] - r["time_us_min"] for r in data], [r["time_us_max"] - r["time_us"] for r in data]]
@@ -98,8 +101,41 @@ def plot(runs, prefix):
     return paths
 
 
+def launches(rows):
+    """{launch: {size: row}}: one launch's rows by block size (a file of one launch: launch 0)."""
+    out = collections.defaultdict(dict)
+    for r in rows:
+        out[r.get("launch", 0)][r["size_bytes"]] = r
+    return out
+
+
 def by_size(rows):
-    return {r["size_bytes"]: r for r in rows}
+    """{size: row}, where a row of several launches is their merge: the median time over
+    launches, its range from the fastest repetition of any to the slowest of any."""
+    out = collections.defaultdict(list)
+    for r in rows:
+        out[r["size_bytes"]].append(r)
+    merged = {}
+    for size, rs in out.items():
+        m = dict(rs[0])
+        if len(rs) > 1:
+            m["time_us"] = statistics.median(r["time_us"] for r in rs)
+            m["time_us_min"] = min(r["time_us_min"] for r in rs)
+            m["time_us_max"] = max(r["time_us_max"] for r in rs)
+        m["launches"] = len(rs)
+        merged[size] = m
+    return merged
+
+
+def point_ratios(a_rows, b_rows):
+    """{size: a's time over b's}: per launch paired by repetition (ratio), then the median over
+    the launches that ran both."""
+    la, lb = launches(a_rows), launches(b_rows)
+    per = collections.defaultdict(list)
+    for k in set(la) & set(lb):
+        for s in set(la[k]) & set(lb[k]):
+            per[s].append(ratio(la[k][s], lb[k][s]))
+    return {s: statistics.median(q) for s, q in per.items()}
 
 
 def ratio(a, b):
@@ -120,19 +156,20 @@ def baseline(algos):
 
 def tables(runs):
     out = ["### auto against the baseline, same run (mpi: MPI_Neighbor_allgather called directly)", "",
-           "| P | nodes | topology | baseline | sizes | auto/baseline median | worst (size) | sizes > 1.05 |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| P | nodes | topology | baseline | launches | sizes | auto/baseline median | worst (size) | sizes > 1.05 |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for (P, rpn, dtype), topos in sorted(runs.items()):
         for topo in sorted(topos):
             base = baseline(topos[topo])
-            a, n = by_size(topos[topo].get("auto", [])), by_size(topos[topo].get(base, []))
-            sizes = sorted(set(a) & set(n))
+            q = point_ratios(topos[topo].get("auto", []), topos[topo].get(base, []))
+            a = by_size(topos[topo].get("auto", []))
+            sizes = sorted(q)
             if not sizes:
                 continue
-            q = {s: ratio(a[s], n[s]) for s in sizes}
             worst = max(sizes, key=q.get)
             over = [f"{size_label(s)} ({q[s]:.2f}, {a[s]['auto_choice']})" for s in sizes if q[s] > 1.05]
-            out.append(f"| {P} | {rpn or 'one'} | {topo} | {base} | {size_label(sizes[0])}..{size_label(sizes[-1])} | "
+            nl = len(launches(topos[topo]["auto"]))
+            out.append(f"| {P} | {rpn or 'one'} | {topo} | {base} | {nl} | {size_label(sizes[0])}..{size_label(sizes[-1])} | "
                        f"{statistics.median(q.values()):.2f} | {q[worst]:.2f} ({size_label(worst)}) | "
                        f"{', '.join(over) or 'none'} |")
     out += ["", "### combining at blocks of 8 B .. 1 KiB", "",
@@ -142,14 +179,17 @@ def tables(runs):
         if rpn:
             continue
         for topo in sorted(topos):
-            c, n, v = (by_size(topos[topo].get(k, [])) for k in ("combining", baseline(topos[topo]), "naive"))
+            rows = {k: topos[topo].get(k, []) for k in ("combining", baseline(topos[topo]), "naive")}
+            c, n, v = (by_size(r) for r in rows.values())
             sizes = [s for s in sorted(set(c) & set(n) & set(v)) if s <= 1024]
             if not sizes:
                 continue
             cm = c[sizes[0]]["msgs_per_rank_avg"]
             msgs = v[sizes[0]]["msgs_per_rank_avg"] / cm if cm else 1
-            tn = [ratio(c[s], n[s]) for s in sizes]
-            tv = [ratio(c[s], v[s]) for s in sizes]
+            qn = point_ratios(rows["combining"], rows[baseline(topos[topo])])
+            qv = point_ratios(rows["combining"], rows["naive"])
+            tn = [qn[s] for s in sizes if s in qn]
+            tv = [qv[s] for s in sizes if s in qv]
             out.append(f"| {P} | {topo} | {msgs:.2f} | {min(tn):.2f}..{max(tn):.2f} | {min(tv):.2f}..{max(tv):.2f} |")
     out += ["", "### hierarchical with virtual nodes, blocks of 64 KiB .. 4 MiB", "",
             "| P | nodes | topology | naive/hierarchical inter-node bytes | hierarchical/naive time | "
@@ -158,15 +198,17 @@ def tables(runs):
         if not rpn:
             continue
         for topo in sorted(topos):
-            h, n, v, a = (by_size(topos[topo].get(k, []))
-                          for k in ("hierarchical", baseline(topos[topo]), "naive", "auto"))
+            rows = {k: topos[topo].get(k, []) for k in ("hierarchical", baseline(topos[topo]), "naive", "auto")}
+            h, n, v, a = (by_size(r) for r in rows.values())
             sizes = [s for s in sorted(set(h) & set(n) & set(v)) if s >= 64 << 10]
             if not sizes:
                 continue
             hi, vi = h[sizes[0]]["inter_node_bytes_per_rank_avg"], v[sizes[0]]["inter_node_bytes_per_rank_avg"]
             cut = f"{vi / hi:.2f}" if hi else ("none sent" if not vi else "inf")
-            tv = [ratio(h[s], v[s]) for s in sizes]
-            tn = [ratio(h[s], n[s]) for s in sizes]
+            qv = point_ratios(rows["hierarchical"], rows["naive"])
+            qn = point_ratios(rows["hierarchical"], rows[baseline(topos[topo])])
+            tv = [qv[s] for s in sizes if s in qv]
+            tn = [qn[s] for s in sizes if s in qn]
             picks = sorted({a[s]["auto_choice"] for s in sizes if s in a})
             out.append(f"| {P} | {rpn} | {topo} | {cut} | {min(tv):.2f}..{max(tv):.2f} | "
                        f"{min(tn):.2f}..{max(tn):.2f} | {', '.join(picks)} |")

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <type_traits>
 
 #include "algo/dense.h"
 #include "core/comm.h"
@@ -160,10 +161,10 @@ void setCall(scComm& comm, const CallSig& sig) {
   comm.call = sig;
   comm.recorder->begin(comm.seq, sig, comm.stats);
   if (wanted(comm, sig)) verify(comm, sig);
-  // Names and algorithms are string literals, so equal pointers mean equal text.
-  const CallSig& h = comm.hashedSig;
-  if (comm.sigHash == 0 || h.name != sig.name || h.algo != sig.algo || h.count != sig.count ||
-      h.dtype != sig.dtype || h.op != sig.op || h.extra != sig.extra) {
+  // Names and algorithms are string literals, so equal pointers mean equal
+  // text, and a signature is its bytes (no padding): one compare of them.
+  static_assert(std::has_unique_object_representations_v<CallSig>, "CallSig compares as bytes");
+  if (comm.sigHash == 0 || std::memcmp(&comm.hashedSig, &sig, sizeof sig) != 0) {
     comm.hashedSig = sig;
     comm.sigHash = sig.hash();
   }

@@ -1,119 +1,20 @@
 // C API: communicator lifecycle, queries, statistics, error strings.
-#include <sched.h>
-
 #include <algorithm>
-#include <atomic>
 #include <memory>
-#include <mutex>
-#include <unordered_set>
 #include <vector>
 
 #include "core/api_guard.h"
-#include "core/hot_tls.h"
 #include "transport/factory.h"
 
 namespace sc {
 namespace {
 thread_local std::string tlsLastError;
-
-// The live communicators. A handle is looked up here before it is read, so a
-// destroyed one gives scInvalidUsage, not a read of freed memory.
-std::mutex gLiveMutex;
-std::unordered_set<const scComm*>& live() {
-  static auto* s = new std::unordered_set<const scComm*>;  // outlives static destructors
-  return *s;
-}
-
-// A call's look-up without the lock (enterCall): each thread remembers the
-// communicator it last entered and how many communicators had been removed
-// then (gRemoved, counted under the lock). The mutex and the hash look-up
-// were some 110 of the 1,150 instructions of a neighbour allgather on a rank
-// without neighbours (callgrind), where MPI's takes 240.
-std::atomic<uint64_t> gRemoved{0};
-// Threads between that look and holding the communicator (inUse): a removal
-// waits until there are none before it frees one.
-std::atomic<uint64_t> gEntering{0};
-struct KnownComm {
-  const scComm* comm = nullptr;
-  uint64_t removed = 0;
-};
-thread_local KnownComm tlsKnown SC_HOT_TLS;
-
+const std::string kNoError;  // a successful call's error text: no temporary string, no guard per call
 }  // namespace
-
-void registerComm(const scComm* comm) {
-  std::lock_guard<std::mutex> lk(gLiveMutex);
-  live().insert(comm);
-}
-
-void unregisterComm(const scComm* comm) noexcept {
-  std::lock_guard<std::mutex> lk(gLiveMutex);
-  if (live().erase(comm)) gRemoved.fetch_add(1, std::memory_order_seq_cst);
-}
-
-bool commLive(const scComm* comm) {
-  std::lock_guard<std::mutex> lk(gLiveMutex);
-  return live().count(comm) != 0;
-}
-
-namespace {
-
-[[noreturn]] void inUseElsewhere(const scComm* comm) {
-  SC_THROW(scInvalidUsage, "rank ", comm->rank(),
-           ": the communicator is in use by another thread (calls on one communicator must not overlap; give each "
-           "thread its own communicator)");
-}
-
-// Takes comm for this thread, or finds this thread holds it (*nested). The
-// caller made sure it is live and stays so meanwhile.
-void hold(scComm* comm, std::thread::id me, bool* nested) {
-  std::thread::id owner{};  // compare_exchange leaves the current holder here
-  if (comm->inUse.compare_exchange_strong(owner, me)) return;
-  *nested = owner == me;
-  if (!*nested) inUseElsewhere(comm);
-}
-
-}  // namespace
-
-scResult_t enterCall(scComm* comm, bool* nested) {
-  const std::thread::id me = std::this_thread::get_id();
-  try {
-    // The communicator this thread last entered, while none was removed
-    // since: live without the lock. Marked as entering first, so that a
-    // removal that this thread's look missed waits (scCommDestroy) before it
-    // frees the communicator.
-    gEntering.fetch_add(1, std::memory_order_seq_cst);
-    if (tlsKnown.comm == comm && tlsKnown.removed == gRemoved.load(std::memory_order_seq_cst)) {
-      struct Left {
-        ~Left() { gEntering.fetch_sub(1, std::memory_order_release); }
-      } left;
-      hold(comm, me, nested);
-    } else {
-      gEntering.fetch_sub(1, std::memory_order_release);
-      std::lock_guard<std::mutex> lk(gLiveMutex);
-      SC_REQUIRE(live().count(comm), scInvalidUsage, "communicator handle was destroyed or never created");
-      hold(comm, me, nested);
-      tlsKnown = {comm, gRemoved.load(std::memory_order_relaxed)};
-    }
-  } catch (const Error& e) {
-    // Recorded for this thread only: another thread may own the communicator.
-    recordError(nullptr, e.code(), e.what());
-    return e.code();
-  }
-  comm->call = CallSig{};
-  if (!*nested) comm->callStart.store(Deadline::kNotStarted, std::memory_order_relaxed);  // an inner call shares it
-  return scSuccess;
-}
-
-void leaveCall(scComm* comm) noexcept {
-  comm->callStart.store(scComm::kOutside, std::memory_order_relaxed);
-  comm->inUse.store(std::thread::id{}, std::memory_order_release);
-}
 
 void endCalls(scComm* comm, uint64_t before, scResult_t r) noexcept {
   try {
-    static const std::string kNone;  // not a temporary string per call
-    comm->recorder->end(before, r, r == scSuccess ? kNone : comm->lastError, comm->stats,
+    comm->recorder->end(before, r, r == scSuccess ? kNoError : comm->lastError, comm->stats,
                          comm->callStart.load(std::memory_order_relaxed));
   } catch (...) {  // a trace that cannot be written never fails the call
   }
@@ -138,10 +39,9 @@ void recordError(scComm* comm, scResult_t code, const std::string& msg) {
   if (fatal) abortComm(comm, full);
 }
 
-void checkComm(const scComm* comm) {
+void commUnusable(const scComm* comm) {
   SC_ARG(comm != nullptr, "communicator is NULL");
-  SC_REQUIRE(!comm->aborted, scInvalidUsage, "communicator was aborted after an earlier failure: ",
-             comm->abortReason);
+  SC_THROW(scInvalidUsage, "communicator was aborted after an earlier failure: ", comm->abortReason);
 }
 
 }  // namespace sc
@@ -202,23 +102,7 @@ extern "C" scResult_t scCommInitLocal(scComm_t* comms, int nranks, const int* de
 extern "C" scResult_t scCommDestroy(scComm_t comm) {
   return scGuard(nullptr, [&] {
     SC_ARG(comm != nullptr, "communicator is NULL");
-    {
-      // Held and unregistered here, under the lock, so that of two racing
-      // destroys only one deletes, and no call can enter once the check
-      // passed: a call that looked before the removal was counted holds
-      // it first (and this fails), or finds it held by this thread.
-      std::lock_guard<std::mutex> lk(gLiveMutex);
-      SC_REQUIRE(live().count(comm), scInvalidUsage,
-                 "communicator handle was destroyed already or never created");
-      std::thread::id none{};
-      SC_REQUIRE(comm->inUse.compare_exchange_strong(none, std::this_thread::get_id()), scInvalidUsage, "rank ",
-                 comm->rank(), ": scCommDestroy while another thread is inside a call on the communicator");
-      live().erase(comm);
-      gRemoved.fetch_add(1, std::memory_order_seq_cst);
-    }
-    // A call that looked before the count moved may still be about to try
-    // to hold it: a few instructions.
-    while (gEntering.load(std::memory_order_seq_cst) != 0) sched_yield();
+    retireComm(comm);
     delete comm;
   });
 }

@@ -15,21 +15,17 @@
 #include <string>
 
 #include "core/comm.h"
+#include "core/entry.h"
 
 namespace sc {
 
 void recordError(scComm* comm, scResult_t code, const std::string& msg);
-// Throws unless comm is usable: non-null and not aborted.
-void checkComm(const scComm* comm);
-// Whether comm is a communicator that was created and not yet destroyed.
-bool commLive(const scComm* comm);
-// scCall's entry and exit: entry fails (recording the error for this thread
-// only, since another thread may own the communicator) when comm is not live
-// or is in use by another thread; else it holds comm (the call takes its
-// number later, in setCall: core/call.h). *nested: this thread held it already (a call from inside a call),
-// and keeps holding it after the inner call.
-scResult_t enterCall(scComm* comm, bool* nested);
-void leaveCall(scComm* comm) noexcept;
+// Throws unless comm is usable: non-null and not aborted. (Inline: every
+// call checks; the throw is out of line.)
+[[noreturn]] void commUnusable(const scComm* comm);
+inline void checkComm(const scComm* comm) {
+  if (!comm || comm->aborted) commUnusable(comm);
+}
 // The calls numbered after `before` ended with r: the flight recorder and the
 // trace record them (core/trace.h).
 void endCalls(scComm* comm, uint64_t before, scResult_t r) noexcept;

@@ -89,12 +89,12 @@ struct scComm {
   sc::CallSig hashedSig;
   uint32_t sigHash = 0;
   std::unique_ptr<sc::Recorder> recorder;  // flight recorder and trace (core/trace.h)
-  // The thread inside a collective call (api_guard.h: scCall); a default id
+  // The thread inside a collective call (api_guard.h: scCall; entry.h); a default id
   // when none is. A call the library makes from inside another (DSOP's
   // allreduce) is on the same thread and nests.
   std::atomic<std::thread::id> inUse{};
 
-  // Registers the communicator as live (api_guard.h: commLive); the destructor
+  // Registers the communicator as live (entry.h: commLive); the destructor
   // unregisters it.
   scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b, sc::Config c);
   ~scComm();

@@ -132,7 +132,7 @@ void checkDisjoint(const Layout& L) {
 
 void run(Topology& t, scNbrAlgo_t algo, const void* send, void* recv, const Layout& L, scDataType_t dt,
          void* stream, size_t blockBytes) {
-  if (algo == scNbrAuto) algo = chooseAlgo(t, double(blockBytes));
+  if (algo == scNbrAuto) algo = chooseAlgo(t, uint64_t(blockBytes));  // blockBytes <= PTRDIFF_MAX: kept
   Call k(t, dt, stream);
   switch (algo) {
     case scNbrNaive: naive(k, send, recv, L); break;

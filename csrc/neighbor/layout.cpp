@@ -12,11 +12,6 @@ const InNbr& Topology::inNbr(int r) const {
   return *it;
 }
 
-// A self-loop is a copy, never a message, in every schedule.
-void copySelf(Call& k, const void* send, void* recv, const Layout& L) {
-  for (int e : k.t.selfSlots) k.c.copy(k.c.at(recv, L.displs[size_t(e)]), send, L.sendcount);
-}
-
 // A source listed several times sends its block once; the copies fill the rest.
 void copyRepeats(Call& k, void* recv, const Layout& L, const InNbr& n) {
   for (size_t s = 1; s < n.slots.size(); ++s)

@@ -163,9 +163,7 @@ double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes) {
   return termsSeconds(t.comm->model, costTerms(t, algo), bytes);
 }
 
-namespace {
-
-scNbrAlgo_t pick(const Topology& t, double bytes) {
+scNbrAlgo_t pickAlgo(const Topology& t, double bytes) {
   const double b = std::min(bytes, 1.8e19);
   if (const int r = model::ruleFor(t.comm->model, model::kCollNeighborAllGather, uint64_t(b)); r > 0)
     return scNbrAlgo_t(r);
@@ -175,8 +173,6 @@ scNbrAlgo_t pick(const Topology& t, double bytes) {
     if (const double s = predictSeconds(t, a, bytes); s < bestSeconds) best = a, bestSeconds = s;
   return best;
 }
-
-}  // namespace
 
 // The pick depends on the block size alone (the model and the topology's
 // figures are fixed at creation), and working it out costs ~800
@@ -188,8 +184,8 @@ scNbrAlgo_t pick(const Topology& t, double bytes) {
 scNbrAlgo_t chooseAlgo(const Topology& t, double bytes) {
   static_assert(scNumNbrAlgos <= KeptPick::kAlgos, "a kept pick holds an algorithm in 3 bits");
   // A whole number of bytes below 2^64 (callers pass a size_t's): kept.
-  if (!(bytes >= 0 && bytes < 0x1p64 && bytes == double(uint64_t(bytes)))) return pick(t, bytes);
-  return scNbrAlgo_t(t.lastPick.get(uint64_t(bytes), [&] { return pick(t, bytes); }));
+  if (!(bytes >= 0 && bytes < 0x1p64 && bytes == double(uint64_t(bytes)))) return pickAlgo(t, bytes);
+  return scNbrAlgo_t(t.lastPick.get(uint64_t(bytes), [&] { return pickAlgo(t, bytes); }));
 }
 
 }  // namespace sc::nbr

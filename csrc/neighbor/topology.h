@@ -148,8 +148,11 @@ void naiveOps(const Call& k, const void* send, void* recv, const Layout& L, std:
 std::vector<P2POp>& keptNaiveOps(const Call& k, const void* send, void* recv, const Layout& L);
 
 // Shared by the schedules: the self-loop blocks, and the other blocks of an
-// in-neighbour listed more than once, copied from its first.
-void copySelf(Call& k, const void* send, void* recv, const Layout& L);
+// in-neighbour listed more than once, copied from its first. (Inline: on
+// every call's path, and most topologies have no self-loop.)
+inline void copySelf(Call& k, const void* send, void* recv, const Layout& L) {
+  for (int e : k.t.selfSlots) k.c.copy(k.c.at(recv, L.displs[size_t(e)]), send, L.sendcount);
+}
 void copyRepeats(Call& k, void* recv, const Layout& L, const InNbr& n);
 
 // The cost model (model.cpp): algo's terms (native: naive's), and its
@@ -157,5 +160,11 @@ void copyRepeats(Call& k, void* recv, const Layout& L, const InNbr& n);
 scNbrCostTerms_t costTerms(const Topology& t, scNbrAlgo_t algo);
 double predictSeconds(const Topology& t, scNbrAlgo_t algo, double bytes);
 scNbrAlgo_t chooseAlgo(const Topology& t, double bytes);
+// auto's pick worked out (chooseAlgo keeps it), and the kept one for a
+// whole number of bytes, inline for a call's path.
+scNbrAlgo_t pickAlgo(const Topology& t, double bytes);
+inline scNbrAlgo_t chooseAlgo(const Topology& t, uint64_t bytes) {
+  return scNbrAlgo_t(t.lastPick.get(bytes, [&] { return pickAlgo(t, double(bytes)); }));
+}
 
 }  // namespace sc::nbr

@@ -42,6 +42,20 @@ class MpiRound final : public Round {
     msgs_.clear();
     probing_.clear();
   }
+  // A round whose messages all go through shared memory and were posted on
+  // the transport's spare state already (postMpiRound): it takes the state
+  // and waits for what posting left.
+  MpiRound(const MpiLink& link, uint64_t seq, uint32_t sig, std::unique_ptr<MpiRoundState>* spare,
+           const ShmRound& posted)
+      : l_(link), seq_(seq), tagStaged_(link.code.tag(seq, sig, true)), tagProbed_(link.code.tag(seq, sig, false)),
+        spare_(spare), s_(std::move(*spare)), stage_(s_->stage), reqs_(s_->reqs), msgs_(s_->msgs),
+        probing_(s_->probing), st_(s_->st), shm_(posted) {
+    reqs_.clear();
+    msgs_.clear();
+    probing_.clear();
+  }
+  // Reports what posting found wrong at the head of a queue (moveShm's errors).
+  void afterPost() { moveShm(); }
 
   void post(const std::vector<P2POp>& ops) {
     // The shared-memory messages first, in one pass (on one machine they are
@@ -235,7 +249,9 @@ class MpiRound final : public Round {
   bool moveShm() {
     if (shm_.done()) return false;  // nothing through shared memory (between machines: every message)
     bool moved = false;
-    const ShmRound::Problem p = shm_.progress(&moved);
+    const ShmRound::Problem::Kind kind = shm_.progress(&moved);
+    if (kind == ShmRound::Problem::None) return moved;
+    const ShmRound::Problem& p = shm_.problem();
     if (p.kind == ShmRound::Problem::Size) sizeMismatch({p.m->peer, p.m->buf, p.m->bytes, p.m->bytes}, int(p.theirBytes));
     if (p.kind == ShmRound::Problem::OtherCall) mismatchedCall(p.m->peer, p.m->bytes, int64_t(p.theirSeq - seq_));
     if (p.kind == ShmRound::Problem::Unreadable)
@@ -407,6 +423,26 @@ class MpiRound final : public Round {
 
 std::unique_ptr<Round> postMpiRound(const MpiLink& link, uint64_t seq, uint32_t sig,
                                     const std::vector<P2POp>& ops, std::unique_ptr<MpiRoundState>* spare) {
+  // Every message through shared memory (a round among one machine's ranks,
+  // the common case there): posted on the spare state without a round
+  // object, which is made only when something is left to wait for. A small
+  // call's fixed cost is what decides its time when ranks outnumber cores.
+  if (link.shm && *spare) {
+    MpiRoundState& s = **spare;
+    ShmRound shm(link.shm, seq, sig, s.shmSends, s.shmRecvs);
+    if (std::all_of(ops.begin(), ops.end(), [&](const P2POp& op) { return shm.takes(op.peer, op.bytes); })) {
+      for (const auto& op : ops) {
+        if (op.kind == P2POp::Recv) shm.recv(op.peer, op.buf, op.bytes);
+        else shm.send(op.peer, op.buf, op.bytes);
+      }
+      bool moved = false;
+      const bool problem = shm.progress(&moved) != ShmRound::Problem::None;
+      if (!problem && shm.done()) return nullptr;
+      auto round = std::make_unique<MpiRound>(link, seq, sig, spare, shm);
+      if (problem) round->afterPost();  // throws what progress found
+      return round;
+    }
+  }
   auto round = std::make_unique<MpiRound>(link, seq, sig, spare);
   round->post(ops);
   // Nothing left to wait for (a rank that only sends, where its queues had

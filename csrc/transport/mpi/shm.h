@@ -235,8 +235,10 @@ class ShmRound {
   // Moves what it can: sends' fragments into free slots, receives' out of
   // their queues (a queue's leftovers of earlier calls, from a mismatched
   // call, dropped).
-  // Sets *moved when anything moved; stops at the first problem.
-  Problem progress(bool* moved);
+  // Sets *moved when anything moved; stops at the first problem, whose kind
+  // it returns (problem() has the rest; None: no problem).
+  Problem::Kind progress(bool* moved);
+  const Problem& problem() const { return problem_; }
   bool done() const { return finished_ == sends_.size() + recvs_.size(); }
   // The error path: withdraws every single-copy send not yet read, so that
   // the caller may free its buffers once the round is gone.
@@ -257,6 +259,7 @@ class ShmRound {
   std::vector<Msg>& sends_;
   std::vector<Msg>& recvs_;
   size_t finished_ = 0;
+  Problem problem_;  // progress()'s last problem
 };
 
 }  // namespace sc

@@ -9,9 +9,14 @@
 
 namespace sc {
 
-ShmRound::Problem ShmRound::progress(bool* moved) {
-  Problem p;
-  if (done()) return p;
+ShmRound::Problem::Kind ShmRound::progress(bool* moved) {
+  // A problem is kept in problem_ and its kind returned: the whole struct
+  // returned by value cost every call's pass a few stores.
+  auto fail = [&](Problem p) {
+    problem_ = p;
+    return p.kind;
+  };
+  if (done()) return Problem::None;
   const uint64_t pass = q_->nextPass();
   // Sends in posted order, a fragment per free slot; a full queue holds back
   // the rest of the message and the later sends to its peer.
@@ -57,20 +62,20 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
         *moved = true;
         continue;
       }
-      if (h->seq != seq_ || h->sig != sig_) return {Problem::OtherCall, &m, h->seq, h->bytes};
+      if (h->seq != seq_ || h->sig != sig_) return fail({Problem::OtherCall, &m, h->seq, h->bytes});
       if (h->offset == kShmDescriptor) {
-        if (h->bytes != m.bytes || m.moved) return {Problem::Size, &m, h->seq, h->bytes};
+        if (h->bytes != m.bytes || m.moved) return fail({Problem::Size, &m, h->seq, h->bytes});
         ShmDescriptor* d = ShmQueues::descriptorOf(h);
         auto revoked = [&] { return d->state.load(std::memory_order_acquire) == ShmDescriptor::kRevoked; };
-        if (revoked()) return {Problem::Revoked, &m, h->seq, h->bytes};
+        if (revoked()) return fail({Problem::Revoked, &m, h->seq, h->bytes});
         // A read that fails on a revoked descriptor found the buffer gone.
         if (const int err = q_->readFrom(m.peer, d, m.buf, m.bytes))
-          return {revoked() ? Problem::Revoked : Problem::Unreadable, &m, h->seq, h->bytes, err};
+          return fail({revoked() ? Problem::Revoked : Problem::Unreadable, &m, h->seq, h->bytes, err});
         // Claimed after reading: a sender that revoked first may have freed
         // or reused the buffer while it was read.
         uint32_t posted = ShmDescriptor::kPosted;
         if (!d->state.compare_exchange_strong(posted, ShmDescriptor::kTaken, std::memory_order_acq_rel))
-          return {Problem::Revoked, &m, h->seq, h->bytes};
+          return fail({Problem::Revoked, &m, h->seq, h->bytes});
         q_->pop(m.peer, h);
         m.moved = m.bytes;
         m.done = true;
@@ -79,7 +84,7 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
         q_->recvStamps_[size_t(m.peer)] = 0;
         break;
       }
-      if (h->bytes != m.bytes || h->offset != m.moved) return {Problem::Size, &m, h->seq, h->bytes};
+      if (h->bytes != m.bytes || h->offset != m.moved) return fail({Problem::Size, &m, h->seq, h->bytes});
       const size_t n = std::min(kShmBytes, m.bytes - m.moved);
       q_->copyOut(m.peer, h, m.buf + m.moved, n);
       q_->pop(m.peer, h);
@@ -93,7 +98,7 @@ ShmRound::Problem ShmRound::progress(bool* moved) {
       }
     }
   }
-  return p;
+  return Problem::None;
 }
 
 void ShmRound::revoke() {
