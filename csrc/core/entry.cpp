@@ -65,8 +65,8 @@ thread_local SlotOwner tlsSlotOwner;
 // refuses the call), unless SPARCOLL_MEMBARRIER=0.
 bool lightEntryAvailable() {
 #if defined(__linux__) && defined(SYS_membarrier)
-  const char* e = std::getenv("SPARCOLL_MEMBARRIER");
-  if (e && std::strcmp(e, "0") == 0) return false;
+  const char* e = std::getenv("SPARCOLL_MEMBARRIER");  // checked by resolveConfig (comm.cpp)
+  if (e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "off") == 0)) return false;
   const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return false;
   return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;

@@ -17,7 +17,8 @@
 // the asymmetric fence of userspace RCU and folly). Each fence is a locked
 // instruction: three of them (a counter's increment and decrement, and the
 // hold) were a third of a 37 ns call on a rank without neighbours.
-// SPARCOLL_MEMBARRIER=0 keeps the fence on the caller's side.
+// SPARCOLL_MEMBARRIER=0 (or off) keeps the fence on the caller's side; it is read
+// once, when the process makes its first communicator.
 #pragma once
 
 #include <atomic>

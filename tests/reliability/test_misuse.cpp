@@ -141,6 +141,23 @@ TEST(Misuse, TwoThreadsOnOneCommunicator) {
   for (auto c : comms) EXPECT_EQ(scCommDestroy(c), scSuccess);
 }
 
+// SPARCOLL_MEMBARRIER takes 0/off or 1/on; anything else is refused at
+// creation, naming the variable (core/entry.h).
+TEST(Misuse, BadMembarrierSettingIsRefused) {
+  if (sctest::mode() != sctest::Mode::Local) GTEST_SKIP() << "local transport only";
+  scComm_t comms[2];
+  {
+    sctest::ScopedEnv bad("SPARCOLL_MEMBARRIER", "maybe");
+    EXPECT_EQ(scCommInitLocal(comms, 2, nullptr, nullptr), scInvalidArgument);
+    EXPECT_TRUE(mentions(scGetLastError(nullptr), "SPARCOLL_MEMBARRIER='maybe'")) << scGetLastError(nullptr);
+  }
+  for (const char* good : {"0", "off", "1", "on"}) {
+    sctest::ScopedEnv env("SPARCOLL_MEMBARRIER", good);
+    ASSERT_EQ(scCommInitLocal(comms, 2, nullptr, nullptr), scSuccess) << good << ": " << scGetLastError(nullptr);
+    for (scComm_t c : comms) EXPECT_EQ(scCommDestroy(c), scSuccess);
+  }
+}
+
 // The local transport's memory grows with the pairs that talk, not with P².
 TEST(Misuse, LocalCommunicatorMemoryIsNotQuadratic) {
   if (sctest::mode() != sctest::Mode::Local) GTEST_SKIP() << "local transport only";
