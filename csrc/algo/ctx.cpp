@@ -39,9 +39,10 @@ std::string Ctx::where() const {
 std::unique_ptr<Round> Ctx::postRaw(std::vector<P2POp>& ops) {
   // One pass counts the traffic and finds the messages to drop (none, on
   // most rounds: a second pass only then).
+  const auto dropped = [](const P2POp& o) { return o.bytes == 0 || o.peer < 0; };
   bool drop = false;
   for (const auto& o : ops) {
-    if (o.bytes == 0 || o.peer < 0) {
+    if (dropped(o)) {
       drop = true;
       continue;
     }
@@ -57,9 +58,7 @@ std::unique_ptr<Round> Ctx::postRaw(std::vector<P2POp>& ops) {
       comm.stats.interNodeMsgsSent++;
     }
   }
-  if (drop)
-    ops.erase(std::remove_if(ops.begin(), ops.end(), [](const P2POp& o) { return o.bytes == 0 || o.peer < 0; }),
-              ops.end());
+  if (drop) ops.erase(std::remove_if(ops.begin(), ops.end(), dropped), ops.end());
   comm.recorder->round(ops, phase_, step_, steps_);
   return comm.transport->post(ops, stream, dl);
 }

@@ -185,7 +185,7 @@ scNbrAlgo_t chooseAlgo(const Topology& t, double bytes) {
   static_assert(scNumNbrAlgos <= KeptPick::kAlgos, "a kept pick holds an algorithm in 3 bits");
   // A whole number of bytes below 2^64 (callers pass a size_t's): kept.
   if (!(bytes >= 0 && bytes < 0x1p64 && bytes == double(uint64_t(bytes)))) return pickAlgo(t, bytes);
-  return scNbrAlgo_t(t.lastPick.get(uint64_t(bytes), [&] { return pickAlgo(t, bytes); }));
+  return chooseAlgo(t, uint64_t(bytes));
 }
 
 }  // namespace sc::nbr

@@ -31,6 +31,12 @@ struct FreeSpare {
 };
 thread_local FreeSpare tlsFreeSpare;
 
+// An op through the shared-memory queues, as a send or a receive of the round.
+void addShm(ShmRound& shm, const P2POp& op) {
+  if (op.kind == P2POp::Recv) shm.recv(op.peer, op.buf, op.bytes);
+  else shm.send(op.peer, op.buf, op.bytes);
+}
+
 class MpiRound final : public Round {
  public:
   MpiRound(const MpiLink& link, uint64_t seq, uint32_t sig, std::unique_ptr<MpiRoundState>* spare)
@@ -65,8 +71,7 @@ class MpiRound final : public Round {
     size_t slots = 0, viaMpi = 0;
     for (const auto& op : ops) {
       if (shm_.takes(op.peer, op.bytes)) {
-        if (op.kind == P2POp::Recv) shm_.recv(op.peer, op.buf, op.bytes);
-        else shm_.send(op.peer, op.buf, op.bytes);
+        addShm(shm_, op);
       } else {
         ++viaMpi;
         slots += op.kind == P2POp::Recv && staged(op.bytes);
@@ -431,10 +436,7 @@ std::unique_ptr<Round> postMpiRound(const MpiLink& link, uint64_t seq, uint32_t 
     MpiRoundState& s = **spare;
     ShmRound shm(link.shm, seq, sig, s.shmSends, s.shmRecvs);
     if (std::all_of(ops.begin(), ops.end(), [&](const P2POp& op) { return shm.takes(op.peer, op.bytes); })) {
-      for (const auto& op : ops) {
-        if (op.kind == P2POp::Recv) shm.recv(op.peer, op.buf, op.bytes);
-        else shm.send(op.peer, op.buf, op.bytes);
-      }
+      for (const auto& op : ops) addShm(shm, op);
       bool moved = false;
       const bool problem = shm.progress(&moved) != ShmRound::Problem::None;
       if (!problem && shm.done()) return nullptr;
