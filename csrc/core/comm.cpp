@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/entry.h"
 #include "model/tuning.h"
 
 namespace sc {
@@ -133,11 +134,9 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   }
   if (const char* v = std::getenv("SPARCOLL_PIPELINE_BYTES"); v && *v) c.pipelineBytes = envPipelineBytes(v);
   // Read once, when the process makes its first communicator (core/entry.cpp).
-  if (const char* v = std::getenv("SPARCOLL_MEMBARRIER"); v && *v) {
-    const std::string s = v;
-    SC_ARG(s == "0" || s == "off" || s == "1" || s == "on", "SPARCOLL_MEMBARRIER='", v,
+  if (const char* v = std::getenv("SPARCOLL_MEMBARRIER"))
+    SC_ARG(membarrierSetting(v) != Membarrier::Invalid, "SPARCOLL_MEMBARRIER='", v,
            "' is not 0 or off (each call's entry fences) or 1 or on (the default: destroys fence, by membarrier)");
-  }
   // The cost model's parameters: these overrides beat the tuning file, which
   // beats the built-in defaults (model/model.cpp).
   c.env.alpha = envParam("SPARCOLL_ALPHA");

@@ -65,8 +65,7 @@ thread_local SlotOwner tlsSlotOwner;
 // refuses the call), unless SPARCOLL_MEMBARRIER=0.
 bool lightEntryAvailable() {
 #if defined(__linux__) && defined(SYS_membarrier)
-  const char* e = std::getenv("SPARCOLL_MEMBARRIER");  // checked by resolveConfig (comm.cpp)
-  if (e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "off") == 0)) return false;
+  if (membarrierSetting(std::getenv("SPARCOLL_MEMBARRIER")) == Membarrier::Off) return false;
   const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return false;
   return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
@@ -97,6 +96,12 @@ void heavyFence() {
 }
 
 }  // namespace
+
+Membarrier membarrierSetting(const char* v) {
+  if (!v || !*v || std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0) return Membarrier::On;
+  if (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0) return Membarrier::Off;
+  return Membarrier::Invalid;
+}
 
 void registerComm(const scComm* comm) {
   // Decided before the first communicator exists, so before any thread can
@@ -141,8 +146,7 @@ scResult_t enterCallSlow(scComm* comm, bool* nested) {
     recordError(nullptr, e.code(), e.what());
     return e.code();
   }
-  comm->call = CallSig{};
-  if (!*nested) comm->callStart.store(Deadline::kNotStarted, std::memory_order_relaxed);  // an inner call shares it
+  startCall(comm, *nested);
   return scSuccess;
 }
 

@@ -45,6 +45,13 @@ extern std::atomic<bool> gLightEntry;  // the removal fences for the callers (me
 extern thread_local KnownComm tlsKnown SC_HOT_TLS;
 extern thread_local EnterSlot* tlsEnterSlot SC_HOT_TLS;  // this thread's, from its first slow entry
 
+// An entered call's start: no signature yet, and the deadline's clock not
+// started (an inner call shares its outer call's).
+inline void startCall(scComm* comm, bool nested) {
+  comm->call = CallSig{};
+  if (!nested) comm->callStart.store(Deadline::kNotStarted, std::memory_order_relaxed);
+}
+
 // scCall's entry: fails (recording the error for this thread only, since
 // another thread may own the communicator) when comm is not live or is in
 // use by another thread; else it holds comm (the call takes its number later,
@@ -69,8 +76,7 @@ inline scResult_t enterCall(scComm* comm, bool* nested) {
     slot->entering.store(nullptr, std::memory_order_release);
     if (held || mine) {
       *nested = mine;
-      comm->call = CallSig{};
-      if (held) comm->callStart.store(Deadline::kNotStarted, std::memory_order_relaxed);  // an inner call shares it
+      startCall(comm, mine);
       return scSuccess;
     }
   }
@@ -80,6 +86,11 @@ inline void leaveCall(scComm* comm) noexcept {
   comm->callStart.store(scComm::kOutside, std::memory_order_relaxed);
   comm->inUse.store(std::thread::id{}, std::memory_order_release);
 }
+
+// SPARCOLL_MEMBARRIER's value (v: the variable's text, or null): unset or
+// empty is the default, on; resolveConfig refuses Invalid at creation.
+enum class Membarrier { On, Off, Invalid };
+Membarrier membarrierSetting(const char* v);
 
 // scCommDestroy's part: holds comm (scInvalidUsage when another thread is
 // inside a call on it, or when it is not live), removes it from the live set
