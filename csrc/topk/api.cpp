@@ -15,6 +15,7 @@
 #include "topk/device.h"
 #include "topk/dispatch.h"
 #include "topk/params.h"
+#include "topk/select_plan.h"
 
 struct scTopkState {
   size_t n = 0;
@@ -67,9 +68,8 @@ Params resolve(size_t n, scDataType_t dt, const scTopkConfig_t* cfg) {
   SC_ARG(p.indexType == scTopkIndexU64 || n - 1 <= UINT32_MAX, "uint32 indices cannot address n = ", n,
          " elements: use scTopkIndexU64");
   if (bucketed(p.method)) {
-    SC_ARG(cfg->bucket >= 1, "bucket = 0: the bucket length must be >= 1");
     SC_ARG(cfg->bucket <= kMaxBucket, "bucket = ", cfg->bucket, " exceeds the maximum 2^32");
-    p.bucket = cfg->bucket;
+    p.bucket = cfg->bucket ? cfg->bucket : defaultBucket(n, p.k);
     SC_ARG(numBuckets(p) <= INT32_MAX, "n = ", n, " with bucket = ", p.bucket, " gives ", numBuckets(p),
            " buckets (at most 2^31-1): use a larger bucket");
   } else {
@@ -77,10 +77,11 @@ Params resolve(size_t n, scDataType_t dt, const scTopkConfig_t* cfg) {
            scTopkMethodName(p.method), " is always variable");
     p.bucket = n;
   }
-  if (p.method == scTopkThreshold) {
-    const uint64_t def = std::min<uint64_t>(n, std::max<uint64_t>(1024, n / 100));
+  if (!bucketed(p.method)) {
+    const uint64_t def = p.method == scTopkThreshold ? std::min<uint64_t>(n, std::max<uint64_t>(1024, n / 100))
+                                                     : bracketSamples(n, p.k);
     p.samples = cfg->samples ? cfg->samples : def;
-    SC_ARG(p.samples <= n, "threshold samples = ", p.samples, " exceeds n = ", n);
+    SC_ARG(p.samples <= n, scTopkMethodName(p.method), " samples = ", p.samples, " exceeds n = ", n);
   }
   return p;
 }
@@ -137,6 +138,7 @@ extern "C" const char* scTopkMethodName(scTopkMethod_t m) {
     case scTopkApproxAtMost: return "approx-at-most";
     case scTopkExact: return "exact";
     case scTopkThreshold: return "threshold";
+    case scTopkBracket: return "bracket";
     default: return "unknown";
   }
 }

@@ -107,6 +107,7 @@ class TopkMethod(_Enum):
     approx_at_most: ClassVar["TopkMethod"]
     exact: ClassVar["TopkMethod"]
     threshold: ClassVar["TopkMethod"]
+    bracket: ClassVar["TopkMethod"]
 
 class TopkOutput(_Enum):
     variable: ClassVar["TopkOutput"]

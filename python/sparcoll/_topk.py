@@ -97,19 +97,24 @@ def _trim(arr, nnz: int, capacity: int):
 
 
 def _cfg(method, k, bucket, output, seed, samples):
-    return (lookup(TOPK_METHODS, method, "top-k method"), _int(k, "k"), _int(bucket, "bucket", 1),
+    bk = 0 if bucket is None else _int(bucket, "bucket (None derives it from k/n)", 1)
+    return (lookup(TOPK_METHODS, method, "top-k method"), _int(k, "k"), bk,
             lookup(TOPK_OUTPUTS, output, "top-k output"), _int(seed, "seed"), _int(samples, "samples"))
 
 
-def topk(x, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, residual=None, *, step: int = 0,
-         output: str = "variable", index_dtype=None, samples: int = 0, sorted: bool = False, stream=None):
+def topk(x, k: int, method: str = "bracket", bucket: Optional[int] = None, seed: int = 0, residual=None, *,
+         step: int = 0, output: str = "variable", index_dtype=None, samples: int = 0, sorted: bool = False,
+         stream=None):
     """Selects entries of x by magnitude; returns (indices, values).
 
-    The default method="approx" is a randomized selection for gradient
-    compression: it returns about k entries *in expectation* (a variable
-    count, not exactly k), and not necessarily the k largest. For torch.topk's
-    result (exactly k entries, the k largest |x|: torch.topk(x.abs(), k)) use
-    method="exact", sorted=True.
+    The default method="bracket" returns the k largest |x| among the nonzero
+    entries (ties to the smaller index), found in one pass over x: at most k
+    entries, fewer only when x has fewer nonzeros (or, with probability about
+    3e-7 per call, when the sample that brackets the k-th magnitude cut above
+    it: then every entry returned is still among the k largest). For
+    torch.topk's result (exactly k entries, zeros included when needed:
+    torch.topk(x.abs(), k)) use method="exact", sorted=True; it costs the same
+    pass.
 
     indices are positions in x read flat (uint32 for numpy / cupy up to 2^32
     elements, int64 for torch; ``index_dtype``: "uint32", "int32", "uint64",
@@ -120,12 +125,16 @@ def topk(x, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, re
     them by descending |value|, ties in index order (a stable sort of the
     result with x's own library, after the selection; any method).
 
-    method: "approx" (bucketed, k in expectation: bucket b of ``bucket``
-    elements gets its share k_b and keeps element i with probability
-    k_b|v_i|/||v||_1, or the epsilon-shifted form when that would exceed 1 —
-    Renggli §2.4.1), "approx_at_most" (p = min(1, k_b|v_i|/||v||_1)), "exact"
-    (exactly min(k, x.size) entries, the largest |x|, ties to the smaller
-    index), "threshold" (sampled threshold, DGC-style; at most k). output
+    method: "bracket" (the default: above), "exact" (exactly min(k, x.size)
+    entries, the largest |x|, ties to the smaller index), "threshold"
+    (sampled threshold, DGC-style; at most k, often a few percent fewer),
+    "approx" (bucketed, k in expectation: bucket b of ``bucket`` elements gets
+    its share k_b and keeps element i with probability k_b|v_i|/||v||_1, or
+    the epsilon-shifted form when that would exceed 1 — Renggli §2.4.1; it
+    sends a small share of what the largest entries hold, about 16 % of exact
+    top-k's sum of squares on normal data at k = n/1000), "approx_at_most"
+    (p = min(1, k_b|v_i|/||v||_1)). ``bucket`` (bucketed methods; None = about
+    32 n/k, so that every full bucket owns at least 32 of the k slots). output
     "fixed" (bucketed methods) returns exactly k entries. Randomness is
     Philox keyed by (seed, step): the same call selects the same entries, on
     the CPU and on a GPU.
@@ -249,10 +258,10 @@ class TopkFeedback:
         """residual := 0 and step := 0."""
         self._h.reset(stream_handle(stream) if self.device is not None else 0)
 
-    def select(self, grad, k: int, method: str = "approx", bucket: int = 512, seed: int = 0, *,
+    def select(self, grad, k: int, method: str = "bracket", bucket: Optional[int] = None, seed: int = 0, *,
                output: str = "variable", index_dtype=None, samples: int = 0, sorted: bool = False, stream=None):
-        """(indices, values) selected from grad + residual (see :func:`topk`: method "approx"
-        returns about k entries in expectation, in index order; sorted=True orders them by
+        """(indices, values) selected from grad + residual (see :func:`topk`: method "bracket"
+        returns the k largest nonzero entries, in index order; sorted=True orders them by
         descending magnitude); updates the residual and advances the step. grad: n elements
         of the state's dtype, in its memory."""
         mc, kk, bk, oc, sd, smp = _cfg(method, k, bucket, output, seed, samples)

@@ -32,6 +32,7 @@ selection, result written into the bucket and returned through a
 # registration (dist.GradBucket, torch.futures.Future[torch.Tensor]) as objects.
 import math as _math
 import os as _os
+import typing as _typing
 
 import torch as _torch
 import torch.distributed as _dist
@@ -106,13 +107,16 @@ class TopkState:
             DDP's process group, e.g. ``Communicator.from_torch(pg)``); a host
             communicator for CPU models, a device one for CUDA models.
         density: fraction of each bucket's entries sent (k = ceil(density * n)).
-        bucket: bucket length of the approximate top-k (elements per selection
-            bucket; not DDP's gradient bucket).
+        bucket: bucket length of the approximate top-k methods (elements per
+            selection bucket; not DDP's gradient bucket); None derives it from
+            the density (about 32 / density, at least 32 slots per bucket).
         start_iter: iterations that use the dense allreduce before top-k starts.
         error_feedback: keep the unsent remainder per DDP bucket and add it to
             the next gradient (Algorithm 2); False: plain top-k (unsent mass is lost).
         seed: key of the selection's random stream (mixed with rank and bucket index).
-        method: "approx" (default; k in expectation), "approx_at_most", "exact", "threshold".
+        method: "bracket" (default: the k largest nonzero entries, in one pass),
+            "exact", "threshold", "approx" (k in expectation; sends far less of
+            the gradient's energy: README, "Top-k selection"), "approx_at_most".
         momentum: momentum correction (Lin et al., Deep Gradient Compression,
             §3.2), for SGD with momentum: each rank keeps the velocity
             u = momentum * u + g of its own gradient, and top-k selects from u
@@ -128,15 +132,15 @@ class TopkState:
             momentum > 0 and only in top-k steps.
     """
 
-    def __init__(self, comm: _Communicator, density: float = 0.01, bucket: int = 512, start_iter: int = 10,
-                 error_feedback: bool = True, seed: int = 0, method: str = "approx", momentum: float = 0.0,
-                 momentum_masking: bool = True):
+    def __init__(self, comm: _Communicator, density: float = 0.01, bucket: _typing.Optional[int] = None,
+                 start_iter: int = 10, error_feedback: bool = True, seed: int = 0, method: str = "bracket",
+                 momentum: float = 0.0, momentum_masking: bool = True):
         if not isinstance(comm, _Communicator):
             raise TypeError(f"comm must be a sparcoll.Communicator, got {type(comm).__name__}")
         if not 0.0 < float(density) <= 1.0:
             raise _InvalidArgumentError(f"density must be in (0, 1], got {density}")
-        if int(bucket) < 1:
-            raise _InvalidArgumentError(f"bucket must be >= 1, got {bucket}")
+        if bucket is not None and int(bucket) < 1:
+            raise _InvalidArgumentError(f"bucket must be >= 1 or None, got {bucket}")
         if int(start_iter) < 0:
             raise _InvalidArgumentError(f"start_iter must be >= 0, got {start_iter}")
         if method not in _TOPK_METHODS:
@@ -144,7 +148,7 @@ class TopkState:
                 f"unknown top-k method {method!r}; expected one of: {', '.join(_TOPK_METHODS)}")
         if not 0.0 <= float(momentum) < 1.0:
             raise _InvalidArgumentError(f"momentum must be in [0, 1), got {momentum}")
-        self.comm, self.density, self.bucket = comm, float(density), int(bucket)
+        self.comm, self.density, self.bucket = comm, float(density), None if bucket is None else int(bucket)
         self.momentum, self.momentum_masking = float(momentum), bool(momentum_masking)
         self._velocity: dict[int, _torch.Tensor] = {}  # DDP bucket index -> u (momentum > 0 only)
         # DDP bucket index -> (ids of its parameters, their sizes), to follow DDP's bucket rebuild.

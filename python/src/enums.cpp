@@ -173,6 +173,7 @@ const char* pyName(scTopkMethod_t v) {
     case scTopkApproxAtMost: return "approx_at_most";
     case scTopkExact: return "exact";
     case scTopkThreshold: return "threshold";
+    case scTopkBracket: return "bracket";
     case scTopkNumMethods: break;
   }
   return nullptr;

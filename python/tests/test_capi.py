@@ -21,7 +21,7 @@ PUBLIC_NAMES = {
                      "dense"],
     "DSOP_ALGOS": ["auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner", "all_scatter"],
     "NBR_ALGOS": ["auto", "naive", "combining", "hierarchical", "native"],
-    "TOPK_METHODS": ["approx", "approx_at_most", "exact", "threshold"],
+    "TOPK_METHODS": ["approx", "approx_at_most", "exact", "threshold", "bracket"],
     "TOPK_OUTPUTS": ["variable", "fixed"],
 }
 ENUMS = {"DTYPES": "DataType", "INDEX_TYPES": "IndexType", "OPS": "RedOp", "ALGOS": "Algo",

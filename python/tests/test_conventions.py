@@ -237,7 +237,7 @@ def test_topk_sorted_exact_is_torch_topk():
         assert torch.equal(idx, ref.indices) and torch.equal(val, x[ref.indices])
 
 
-@pytest.mark.parametrize("method", ["approx", "approx_at_most", "threshold", "exact"])
+@pytest.mark.parametrize("method", ["bracket", "approx", "approx_at_most", "threshold", "exact"])
 def test_topk_sorted_any_method_keeps_the_selection(method):
     x = np.round(np.random.default_rng(2).standard_normal(5000) * 4).astype(np.float32)  # many ties
     i0, v0 = sc.topk(x, 100, method=method, seed=3)

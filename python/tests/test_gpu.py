@@ -84,7 +84,7 @@ def test_cupy_arrays():
         np.testing.assert_array_equal(y, sum(rank_data(r, 1000, "float64") for r in range(2)))
 
 
-@pytest.mark.parametrize("method", ["approx", "approx_at_most", "exact", "threshold"])
+@pytest.mark.parametrize("method", ["bracket", "approx", "approx_at_most", "exact", "threshold"])
 def test_topk_gpu_matches_cpu(method):
     """The same (seed, step, input) selects bit-for-bit the same entries on CPU and GPU."""
     import torch

@@ -163,7 +163,7 @@ def test_errors():
     with pytest.raises(sc.InvalidArgumentError, match="unknown top-k method"):
         sc.topk(x, 2, method="best")
     with pytest.raises(sc.InvalidArgumentError, match="bucket"):
-        sc.topk(x, 2, bucket=0)
+        sc.topk(x, 2, method="approx", bucket=0)  # None derives it; 0 is not a length
     with pytest.raises(sc.InvalidArgumentError, match="residual must match"):
         sc.topk(x, 2, residual=np.zeros(99, np.float32))
     with pytest.raises(sc.InvalidArgumentError, match="residual must match"):
@@ -180,3 +180,28 @@ def test_errors():
     fb.close()
     with pytest.raises(sc.InvalidUsageError, match="closed"):
         fb.select(x, 2)
+
+
+def test_default_is_bracket_the_k_largest_nonzeros():
+    x = _vec(300_000, 5)
+    x[::3] = 0  # a third exact zeros
+    k = 3000
+    idx, val = sc.topk(x, k)
+    np.testing.assert_array_equal(idx, exact_reference(x, k))
+    np.testing.assert_array_equal(val, x[idx])
+    few = np.zeros(300_000, np.float32)
+    few[[5, 77, 123_456]] = [1, -2, 3]
+    idx, _ = sc.topk(few, 10)  # bracket never sends a zero; exact pads with them
+    np.testing.assert_array_equal(idx, [5, 77, 123_456])
+    assert sc.topk(few, 10, method="exact")[0].size == 10
+
+
+def test_derived_bucket_owns_32_slots():
+    x = _vec(1 << 18, 6)
+    k = (1 << 18) // 1000
+    idx, val = sc.topk(x, k, method="approx", output="fixed", seed=1)
+    assert idx.size == k
+    pads = np.count_nonzero(val == 0)
+    assert pads < 0.15 * k  # 512-element buckets (k_b = 0 or 1 here) pad about a third
+    i512, v512 = sc.topk(x, k, method="approx", output="fixed", bucket=512, seed=1)
+    assert np.count_nonzero(v512 == 0) > 0.25 * k

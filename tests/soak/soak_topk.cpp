@@ -4,7 +4,7 @@
 // the sparse allreduce of the selections has an exact reference: the
 // gradients are small integers, every sum is exact in every float type. The
 // rank's own selections are also checked against the top-k contract: sorted
-// unique indices, the exact method against an independent top-k, and bitwise
+// unique indices, the exact and bracket methods against an independent top-k, and bitwise
 // conservation (sent + new residual == gradient + old residual); the first
 // step must equal the stateless selection (scTopkSelect).
 #include <gtest/gtest.h>
@@ -46,21 +46,24 @@ void checkStep(const Plan& p, const tk::Buf& g, const std::vector<uint64_t>& rOl
   if (p.fixedOut) {
     EXPECT_EQ(sel.info.nnz, p.k) << "fixed output must write exactly k entries";
   }
-  if (p.method == scTopkThreshold) {
+  if (p.method == scTopkThreshold || p.method == scTopkBracket) {
     EXPECT_LE(sel.info.nnz, p.k);
   }
   std::vector<uint64_t> acc(n);
   for (size_t i = 0; i < n; ++i) acc[i] = tk::addBits(g.bits(i), rOld[i], p.dt);
-  if (p.method == scTopkExact) {
-    // Independent exact top-k: magnitude descending, ties to the smaller index.
-    std::vector<uint64_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
+  if (p.method == scTopkExact || p.method == scTopkBracket) {
+    // Independent exact top-k: magnitude descending, ties to the smaller index
+    // (bracket: of the nonzero entries).
+    std::vector<uint64_t> order;
+    for (uint64_t i = 0; i < n; ++i)
+      if (p.method == scTopkExact || fromBits(acc[i], p.dt) != 0) order.push_back(i);
     std::stable_sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) {
       return std::fabs(fromBits(acc[a], p.dt)) > std::fabs(fromBits(acc[b], p.dt));
     });
-    order.resize(std::min(p.k, n));
+    order.resize(std::min(p.k, order.size()));
     std::sort(order.begin(), order.end());
-    EXPECT_TRUE(order == sel.idx) << "exact top-k selected other indices than the reference";
+    EXPECT_TRUE(order == sel.idx) << scTopkMethodName(scTopkMethod_t(p.method))
+                                  << " selected other indices than the reference";
   }
   std::vector<char> listed(n, 0);
   size_t bad = 0;

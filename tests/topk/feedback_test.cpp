@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "topk/params.h"
 #include "topk_util.h"
 
 using namespace tk;
@@ -66,9 +67,9 @@ void expectConservation(const Buf& g, const Buf& rOld, const Buf& rNew, const Se
 TEST(TopkFeedback, ConservationIsBitExact) {
   const size_t n = 3001;
   for (scDataType_t dt : {scFloat32, scFloat64, scFloat16, scBfloat16}) {
-    for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold}) {
+    for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold, scTopkBracket}) {
       for (scTopkOutput_t out : {scTopkVariable, scTopkFixedPerBucket}) {
-        if (out == scTopkFixedPerBucket && (m == scTopkExact || m == scTopkThreshold)) continue;
+        if (out == scTopkFixedPerBucket && !sc::topk::bucketed(m)) continue;
         State st(n, dt);
         scTopkConfig_t c = config(m, 30, 256, 42);
         c.output = out;
@@ -166,7 +167,7 @@ TEST(TopkFeedback, NonFiniteEntriesAreAlwaysSentNeverKept) {
   x[900] = nan;
   for (scDataType_t dt : {scFloat32, scFloat16}) {
     const Buf g(x, dt);
-    for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold}) {
+    for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold, scTopkBracket}) {
       for (uint64_t step = 0; step < 10; ++step) {
         State st(1024, dt);
         ASSERT_EQ(scTopkStateSetStep(st.st, step), scSuccess);
@@ -177,7 +178,7 @@ TEST(TopkFeedback, NonFiniteEntriesAreAlwaysSentNeverKept) {
         const Buf r = st.residual();
         for (size_t i = 0; i < 1024; ++i) ASSERT_TRUE(std::isfinite(r.at(i))) << "residual " << i;
         // The norms ignore the non-finite entries: the finite ones are still selected.
-        if (m != scTopkExact && m != scTopkThreshold) EXPECT_GT(s.idx.size(), 3u);
+        if (sc::topk::bucketed(m)) EXPECT_GT(s.idx.size(), 3u);
       }
     }
   }

@@ -15,9 +15,36 @@
  *   (scSparseAllReduce in sparcoll/sparse.h).
  *
  * Methods (k is always the total over the whole vector, as in torch.topk)
+ *   scTopkBracket       the default and the recommended fast method: the exact
+ *                       top-k of the nonzero magnitudes found in one pass over
+ *                       the vector. s random samples (cfg.samples; 0 = about
+ *                       256 n/k, between 1024 and 2^18) bracket the k-th
+ *                       largest magnitude between two cuts; one pass lists the
+ *                       elements above the lower cut, and the k largest of
+ *                       them (ties to the smaller index) are kept. Returns at
+ *                       most k entries, never a zero: min(k, nonzeros) unless
+ *                       the sample's lower cut lands above the k-th magnitude
+ *                       (probability about 3e-7 per call), when it returns
+ *                       the fewer entries above the cut (each among the top k).
+ *                       Far more candidates than expected (many equal
+ *                       magnitudes) make it run the exact select instead.
+ *   scTopkExact         exact top-k by magnitude over the whole vector. Ties in
+ *                       |v_i| are broken by the smaller index, so the result is
+ *                       unique; exactly k entries (zeros included when fewer
+ *                       than k are nonzero). The same pass as bracket, plus the
+ *                       radix select over the whole vector whenever the sample
+ *                       missed (its speed is bracket's on almost every call).
+ *   scTopkThreshold     DGC-style: the threshold t is the ceil(k*s/n)-th largest
+ *                       magnitude of s random samples (cfg.samples; 0 =
+ *                       max(1024, n/100) capped at n); the candidates |v_i| >= t
+ *                       are kept; if there are more than k of them, the exact
+ *                       top-k of the candidates (= exact top-k of v) is kept.
+ *                       Returns at most k entries (about half the calls fewer).
  *   scTopkApprox        bucketed approximate top-k *in expectation*. The vector
  *                       is cut into buckets of cfg.bucket elements (the last may
- *                       be partial). Bucket [s, e) gets the integer share
+ *                       be partial; 0 = the shortest bucket whose full buckets
+ *                       own at least 32 slots each, about 32 n/k, the whole
+ *                       vector when k < 32). Bucket [s, e) gets the integer share
  *                       k_b = floor(k*e/n) - floor(k*s/n) (shares sum to k exactly and
  *                       differ from k*len/n by less than one). Element i is selected
  *                       independently with probability
@@ -25,16 +52,12 @@
  *                         p_i = k_b(|v_i|+eps) / (||v||_1 + L*eps)  otherwise,
  *                       eps = (k_b||v||_inf - ||v||_1)/(L - k_b), L the bucket length,
  *                       so every p_i <= 1 and exactly k_b are selected in
- *                       expectation (norms of the bucket).
+ *                       expectation (norms of the bucket). Sampling in
+ *                       proportion to |v_i| keeps a small share of what the
+ *                       largest entries hold: on normal data about 2k/n of
+ *                       ||v||^2, 17 % of exact top-k's at k = n/1000 (README).
  *   scTopkApproxAtMost  the cheaper variant without the L-infinity norm:
  *                       p_i = min(1, k_b|v_i| / ||v||_1); at most k_b in expectation.
- *   scTopkExact         exact top-k by magnitude over the whole vector. Ties in
- *                       |v_i| are broken by the smaller index, so the result is unique.
- *   scTopkThreshold     DGC-style: the threshold t is the ceil(k*s/n)-th largest
- *                       magnitude of s random samples (cfg.samples); the candidates
- *                       |v_i| >= t are kept; if there are more than k of them, the
- *                       exact top-k of the candidates (= exact top-k of v) is kept.
- *                       Returns at most k entries.
  *
  * Exact, reproducible randomness
  *   Random numbers come from the counter-based Philox4x32-10 generator keyed by
@@ -90,7 +113,7 @@
  * Errors
  *   Every call returns scSuccess or an error code; the detailed message is
  *   scGetLastError(NULL) (kept per thread). scInvalidArgument: NULL pointers,
- *   k == 0 (unless n == 0), k > n, bucket == 0 or > 2^32, more than 2^31-1
+ *   k == 0 (unless n == 0), k > n, bucket > 2^32, more than 2^31-1
  *   buckets, a dtype other than float32/float64/float16/bfloat16, uint32 indices
  *   with n > 2^32, capacity < k, fixed output with a non-bucketed method, an
  *   unknown method/mode, a malformed config (size), mixed memory kinds or a
@@ -115,7 +138,8 @@ typedef enum SC_ENUM_BASE {
   scTopkApproxAtMost = 1, /* bucketed, p = min(1, k_b|v|/L1): at most k_b in expectation */
   scTopkExact = 2,        /* exact top-k by magnitude, ties to the smaller index */
   scTopkThreshold = 3,    /* sampled threshold (DGC), exact top-k of candidates when too many */
-  scTopkNumMethods = 4
+  scTopkBracket = 4,      /* default: exact top-k of the nonzeros through a sampled bracket, one pass */
+  scTopkNumMethods = 5
 } scTopkMethod_t;
 
 typedef enum SC_ENUM_BASE {
@@ -134,18 +158,20 @@ typedef struct {
   size_t size;              /* sizeof(scTopkConfig_t); use SC_TOPK_CONFIG_INITIALIZER */
   scTopkMethod_t method;
   size_t k;                 /* total number of elements to select (1 <= k <= n) */
-  size_t bucket;            /* bucketed methods: bucket length, 1 .. 2^32 (default 512) */
+  size_t bucket;            /* bucketed methods: bucket length, 1 .. 2^32; 0 (default) = derived
+                               from k/n, at least 32 slots per full bucket */
   scTopkOutput_t output;    /* bucketed methods only; exact/threshold are variable */
   scTopkIndex_t indexType;  /* uint32 (n <= 2^32) or uint64 */
   uint64_t seed;            /* Philox key */
   uint64_t step;            /* stateless calls: iteration number, < 2^63, mixed into the
                                random counter (state calls use the state's own counter) */
-  size_t samples;           /* threshold: number of samples (with replacement);
-                               0 = max(1024, n/100) capped at n */
+  size_t samples;           /* bracket, exact, threshold: number of samples (with replacement);
+                               0 = bracket, exact: about 256 n/k in [1024, 2^18];
+                               threshold: max(1024, n/100); both capped at n */
 } scTopkConfig_t;
 
 #define SC_TOPK_CONFIG_INITIALIZER \
-  { sizeof(scTopkConfig_t), scTopkApprox, 0, 512, scTopkVariable, scTopkIndexU32, 0, 0, 0 }
+  { sizeof(scTopkConfig_t), scTopkBracket, 0, 0, scTopkVariable, scTopkIndexU32, 0, 0, 0 }
 
 typedef struct {
   size_t nnz;      /* entries written to indices/values (fixed output: k, pads included) */
