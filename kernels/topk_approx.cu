@@ -51,8 +51,6 @@ namespace sc {
 namespace topk {
 namespace {
 
-using TileState = cub::ScanTileState<Count>;
-using PlusOp = ::cuda::std::plus<Count>;
 
 template <int Threads, int Items>
 struct TileCfg {
@@ -73,7 +71,6 @@ class BucketBlock {
   using RSum = cub::BlockReduce<Count, BLOCK>;
   using Scan = cub::BlockScan<Count, BLOCK>;      // ranks in a bucket of several tiles
   using Scan32 = cub::BlockScan<uint32_t, BLOCK>;  // ranks in a one-tile bucket: fewer registers
-  using Prefix = cub::TilePrefixCallbackOp<Count, PlusOp, TileState>;
 
   struct TempStorage {
     union {
@@ -84,7 +81,7 @@ class BucketBlock {
       typename Scan::TempStorage scan;
       typename Scan32::TempStorage scan32;
     } u;
-    typename Prefix::TempStorage prefix;  // used during a scan: not in the union
+    LookBackStorage look;  // used during a scan: not in the union
     Wide amax;
     Decision dec;
     Count count, base;
@@ -232,26 +229,14 @@ class BucketBlock {
   __device__ void report(Count cnt, Count inclusive) const {
     if (!a_.fixed) {
       if (blockIdx.x == gridDim.x - 1) *a_.total = inclusive;
-    } else if (a_.perBucket) {
+    } else {
       a_.perBucket[blockIdx.x] = BucketCounts{cnt, cnt - lo<Count>(cnt, kb_)};
     }
   }
 
   // This bucket's offset in the variable stream, from its count: CUB's
-  // decoupled look-back over the buckets' counts (one warp), then shared.
-  __device__ Count streamBase(Count cnt) {
-    if (blockIdx.x == 0) {
-      if (threadIdx.x == 0) tiles_.SetInclusive(0, cnt);
-      return 0;
-    }
-    if (threadIdx.x < 32) {
-      Prefix prefix(tiles_, tmp_.prefix, PlusOp{}, int(blockIdx.x));
-      const Count p = prefix(cnt);
-      if (threadIdx.x == 0) tmp_.base = p;
-    }
-    __syncthreads();
-    return tmp_.base;
-  }
+  // decoupled look-back over the buckets' counts (topk_device.cuh).
+  __device__ Count streamBase(Count cnt) { return tileBase(tiles_, tmp_.look, int(blockIdx.x), cnt); }
 
   // The bucket fits one tile: everything from registers, one pass; ranks are
   // 32-bit (a tile has at most 2048 elements).
@@ -350,8 +335,6 @@ __global__ void __launch_bounds__(BLOCK) approxKernel(ApproxArgs a, TileState ti
   Block(tmp, a, tiles).run();
 }
 
-__global__ void initTilesKernel(TileState tiles, int num) { tiles.InitializeStatus(num); }
-
 template <class F, class Cfg>
 void launch(const ApproxArgs& a, int buckets, TileState tiles, cudaStream_t s) {
   approxKernel<F, Cfg::kThreads, Cfg::kItems><<<unsigned(buckets), Cfg::kThreads, 0, s>>>(a, tiles);
@@ -387,7 +370,7 @@ Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call) 
   if (tile == Tile::Auto) tile = p.bucket <= 512 ? Tile::T128x4 : Tile::T256x8;
   DeviceScope scope(call.device);
   const cudaStream_t s = static_cast<cudaStream_t>(call.stream);
-  Scratch scratch(s);
+  Scratch scratch(s, call.device, call.arena);
   const int buckets = int(numBuckets(p));
   const bool fixed = p.output == scTopkFixedPerBucket;
   TileState tiles;
@@ -395,12 +378,8 @@ Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call) 
   BucketCounts* perBucket = nullptr;
   if (!fixed) {
     total = scratch.zeroed<Count>(1);
-    size_t bytes = 0;
-    SC_CUDA_CHECK(TileState::AllocationSize(buckets, bytes));
-    SC_CUDA_CHECK(tiles.Init(buckets, scratch.get<char>(bytes), bytes));
-    initTilesKernel<<<blocksFor(uint64_t(buckets), 128, INT32_MAX), 128, 0, s>>>(tiles, buckets);
-    SC_CUDA_CHECK(cudaGetLastError());
-  } else if (call.readCounts) {
+    tiles = makeTiles(scratch, buckets);
+  } else {
     perBucket = scratch.get<BucketCounts>(size_t(buckets));
   }
   const ApproxArgs a{b.grad, b.residual, b.indices, b.values, p.n, p.k, p.bucket, p.capacity, p.seed, p.step,

@@ -1,8 +1,8 @@
 // What both designs of the approximate top-k kernels share
 // (kernels/topk_approx.cu: a thread block per bucket; kernels/topk_approx_split.cu:
 // a warp per small bucket, blocks per chunk of a large one): the launch
-// arguments, vector loads and stores of a thread's run of elements, and the
-// selection flags of such a run. CUDA-only (nvcc), included once per file
+// arguments, loads and stores of a thread's run of elements, the selection
+// flags of such a run, and the call's counts. CUDA-only (nvcc), included once per file
 // (internal linkage).
 #pragma once
 
@@ -17,8 +17,6 @@
 namespace sc {
 namespace topk {
 namespace {
-
-using Count = unsigned long long;
 
 // Per-bucket counts of fixed output (the caller may read their sums).
 struct BucketCounts {
@@ -38,43 +36,7 @@ struct ApproxArgs {
   uint64_t n, k, bucket, capacity, seed, step;
   bool atMost, fixed, idx64;
   Count* total;             // variable output: the stream's selected count (the last bucket writes it)
-  BucketCounts* perBucket;  // fixed output: per-bucket counts, or null when nobody reads them
-};
-
-template <typename T>
-__device__ __forceinline__ T lo(T a, T b) {
-  return b < a ? b : a;
-}
-template <typename T>
-__device__ __forceinline__ T hi(T a, T b) {
-  return a < b ? b : a;
-}
-
-template <typename T>
-struct MaxOp {
-  __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
-};
-
-// One thread's ITEMS consecutive elements (blocked arrangement) moved with the
-// widest aligned vector accesses: 16 bytes when the run is a multiple of 16.
-template <typename Bits, int ITEMS>
-struct VecIO {
-  static constexpr int kBytes = ITEMS * int(sizeof(Bits));
-  using V = ::cuda::std::conditional_t<kBytes % 16 == 0, uint4, ::cuda::std::conditional_t<kBytes % 8 == 0, uint2, Bits>>;
-  static constexpr int kN = kBytes / int(sizeof(V));
-  static __device__ __forceinline__ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % sizeof(V) == 0; }
-  static __device__ __forceinline__ void load(const Bits* p, Bits (&x)[ITEMS]) {
-    V v[kN];
-#pragma unroll
-    for (int i = 0; i < kN; ++i) v[i] = reinterpret_cast<const V*>(p)[i];
-    ::memcpy(x, v, kBytes);
-  }
-  static __device__ __forceinline__ void store(Bits* p, const Bits (&x)[ITEMS]) {
-    V v[kN];
-    ::memcpy(v, x, kBytes);
-#pragma unroll
-    for (int i = 0; i < kN; ++i) reinterpret_cast<V*>(p)[i] = v[i];
-  }
+  BucketCounts* perBucket;  // fixed output: per-bucket counts
 };
 
 // Selection flags of a thread's run of ITEMS consecutive elements whose first
@@ -92,6 +54,14 @@ __device__ __forceinline__ void selectRun(const Decision& dec, uint64_t seed, ui
     if (!F::finite(F::absBits(acc[j]))) return C(1);
     return C(chooses(dec, u, q[j]));
   };
+  // A bucket that owns no slot (k_b = 0: a = b = 0, p_i = 0) selects only its
+  // non-finite values: no random number is drawn (the draws could not change
+  // anything), which is most of the work of such a bucket.
+  if (dec.a == 0 && dec.b == 0) {
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) sel[j] = C(j < valid && !F::finite(F::absBits(acc[j])));
+    return;
+  }
   if (ITEMS % 4 == 0 && (first & 3) == 0) {
 #pragma unroll
     for (int g = 0; g < ITEMS; g += 4) {
@@ -172,32 +142,34 @@ __device__ __forceinline__ void storeResidualRun(const ApproxArgs& a, uint64_t f
     if (j < valid) r[j] = out[j];
 }
 
-// The call's outcome once the kernels are enqueued. Variable output reads the
-// stream's selected count back (it decides nnz); fixed output knows nnz = k
-// and reads the per-bucket counts' sums only when the caller asked for them.
+// The call's counts in device memory once the kernels are enqueued: variable
+// output from the stream's selected count (nnz = min(count, capacity), the
+// rest deferred), fixed output from the sums of the per-bucket counts (nnz =
+// k). Then the outcome, read back only when the caller waits for it.
+__global__ void variableCountsKernel(const Count* total, uint64_t capacity, Counts* out) {
+  const Count h = *total, nnz = h < capacity ? h : capacity;
+  *out = Counts{nnz, h, h - nnz};
+}
+__global__ void fixedCountsKernel(const BucketCounts* sum, uint64_t k, Counts* out) {
+  *out = Counts{k, sum->selected, sum->deferred};
+}
+
 inline Outcome approxOutcome(const Params& p, const DeviceCall& call, Scratch& scratch, cudaStream_t s,
                              const Count* total, const BucketCounts* perBucket, uint64_t buckets) {
-  Outcome o;
-  o.nnz = p.k;
+  Counts* counts = countsOf(call, scratch);
   if (total) {
-    Count h = 0;
-    readBack(&h, total, sizeof h, s, call.timeoutSeconds);
-    o.selected = h;
-    o.nnz = h < p.capacity ? h : p.capacity;
-    o.deferred = h - o.nnz;
-  } else if (perBucket) {
+    variableCountsKernel<<<1, 1, 0, s>>>(total, p.capacity, counts);
+  } else {
     BucketCounts* sum = scratch.get<BucketCounts>(1);
     size_t bytes = 0;
     SC_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, perBucket, sum, int64_t(buckets), CountsPlus{},
                                             BucketCounts{0, 0}, s));
     SC_CUDA_CHECK(cub::DeviceReduce::Reduce(scratch.get<char>(bytes), bytes, perBucket, sum, int64_t(buckets),
                                             CountsPlus{}, BucketCounts{0, 0}, s));
-    BucketCounts h{0, 0};
-    readBack(&h, sum, sizeof h, s, call.timeoutSeconds);
-    o.selected = h.selected;
-    o.deferred = h.deferred;
+    fixedCountsKernel<<<1, 1, 0, s>>>(sum, p.k, counts);
   }
-  return o;
+  SC_CUDA_CHECK(cudaGetLastError());
+  return outcomeOf(call, counts, s);
 }
 
 }  // namespace

@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(32 * kWarps) warpBucketKernel(ApproxArgs a, ui
       sent[j] = taken && sel[j];
       selRank += sel[j];
     }
-    if (lane == 0 && a.perBucket) a.perBucket[b] = BucketCounts{cnt, cnt - lo<Count>(cnt, kb)};
+    if (lane == 0) a.perBucket[b] = BucketCounts{cnt, cnt - lo<Count>(cnt, kb)};
   }
   storeResidualRun<F, ITEMS>(a, s + uint64_t(p0), valid, acc, sent);
 }
@@ -287,7 +287,7 @@ __global__ void __launch_bounds__(kChunkThreads) chunkPlaceKernel(ApproxArgs a, 
         sent[j] = taken && sel[j];
         selRank += sel[j];
       }
-      if (threadIdx.x == 0 && c == plan.firstChunk(at.b) && a.perBucket)
+      if (threadIdx.x == 0 && c == plan.firstChunk(at.b))
         a.perBucket[at.b] = BucketCounts{cnt, cnt - lo<Count>(cnt, at.kb)};
     }
     storeResidualRun<F, kChunkItems>(a, at.start + uint64_t(at.p0), at.valid, acc, sent);
@@ -321,10 +321,10 @@ void launchChunks(const ApproxArgs& a, const ChunkPlan& plan, Scratch& scratch, 
 Outcome approxDeviceSplit(const Params& p, const Buffers& b, const DeviceCall& call) {
   DeviceScope scope(call.device);
   const cudaStream_t s = static_cast<cudaStream_t>(call.stream);
-  Scratch scratch(s);
+  Scratch scratch(s, call.device, call.arena);
   const uint64_t buckets = numBuckets(p);
   const bool fixed = p.output == scTopkFixedPerBucket;
-  BucketCounts* perBucket = fixed && call.readCounts ? scratch.get<BucketCounts>(buckets) : nullptr;
+  BucketCounts* perBucket = fixed ? scratch.get<BucketCounts>(buckets) : nullptr;
   Count* total = nullptr;
   ApproxArgs a{b.grad, b.residual, b.indices, b.values, p.n, p.k, p.bucket, p.capacity, p.seed, p.step,
                p.method == scTopkApproxAtMost, fixed, p.indexType == scTopkIndexU64, nullptr, perBucket};

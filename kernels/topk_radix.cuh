@@ -32,18 +32,23 @@ struct SelectState {
   RadixState key;    // over the keys; after the key passes key.prefix = T
   RadixState tie;    // over tieKey(i) among the keys equal to T
   uint64_t lastTie;  // the largest index admitted with key == T
+  uint32_t skip;     // nonzero: a select the call does not need (every pass returns at once)
 };
+
+// The state before the key passes of a select of the rank-th largest of count keys.
+__device__ __forceinline__ void radixInit(SelectState* st, uint64_t rank, uint64_t count, bool skip) {
+  st->key = radixStart(rank, count);
+  st->tie = radixStart(0, 0);
+  st->lastTie = 0;
+  st->skip = skip;
+}
 
 constexpr int kHistThreads = 512;
 constexpr int kHistUnroll = 4;  // elements per thread per step
 constexpr int kChooseDigits = 4;  // per thread: 512 threads, no register spills
 constexpr int kChooseThreads = kRadixBins / kChooseDigits;
 
-__global__ void radixInitKernel(SelectState* st, uint64_t rank, uint64_t count) {
-  st->key = radixStart(rank, count);
-  st->tie = radixStart(0, 0);
-  st->lastTie = 0;
-}
+__global__ void radixInitKernel(SelectState* st, uint64_t rank, uint64_t count) { radixInit(st, rank, count, false); }
 
 // view(j, state, key) -> whether element j (< count) is in the multiset, and
 // its radix key.
@@ -51,7 +56,7 @@ template <bool kTie, class View>
 __global__ void __launch_bounds__(kHistThreads)
     radixHistKernel(View view, uint64_t count, const SelectState* st, RadixPass ps, unsigned long long* hist) {
   const SelectState sel = *st;
-  if (kTie && !tieBreakNeeded(sel.key)) return;
+  if (sel.skip || (kTie && !tieBreakNeeded(sel.key))) return;
   const RadixState& s = kTie ? sel.tie : sel.key;
   __shared__ unsigned bins[kRadixBins];
   for (int b = threadIdx.x; b < kRadixBins; b += blockDim.x) bins[b] = 0;
@@ -96,7 +101,7 @@ __global__ void __launch_bounds__(kHistThreads)
 template <bool kTie>
 __global__ void __launch_bounds__(kChooseThreads)
     radixChooseKernel(unsigned long long* hist, SelectState* st, RadixPass ps, bool last, uint64_t n) {
-  if (kTie && !tieBreakNeeded(st->key)) return;
+  if (st->skip || (kTie && !tieBreakNeeded(st->key))) return;
   using Scan = cub::BlockScan<uint64_t, kChooseThreads>;
   __shared__ typename Scan::TempStorage temp;
   const RadixState s = kTie ? st->tie : st->key;
@@ -131,11 +136,8 @@ __global__ void __launch_bounds__(kChooseThreads)
 // run through it (each choose kernel zeroes what it read).
 class RadixRunner {
  public:
-  RadixRunner(Scratch& scratch, cudaStream_t s) : s_(s), hist_(scratch.zeroed<unsigned long long>(kRadixBins)) {
-    int dev = 0;
-    SC_CUDA_CHECK(cudaGetDevice(&dev));
-    SC_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, dev));
-  }
+  RadixRunner(Scratch& scratch, cudaStream_t s)
+      : s_(s), hist_(scratch.zeroed<unsigned long long>(kRadixBins)), sms_(multiprocessors()) {}
 
   // st->key = the rank-th largest of the `count` keys view(j) (width bits).
   template <class View>
@@ -143,6 +145,13 @@ class RadixRunner {
     radixInitKernel<<<1, 1, 0, s_>>>(st, rank, count);
     SC_CUDA_CHECK(cudaGetLastError());
     passes<false>(view, count, width, st, 0);
+  }
+  // The same for a state a kernel initialised (radixInit): its rank and count
+  // are in device memory, and it may be skipped. View(j) is called for j <
+  // `span`, which covers every key the state counts.
+  template <class View>
+  void keysFromState(View view, uint64_t span, int width, SelectState* st) {
+    passes<false>(view, span, width, st, 0);
   }
 
   // After keys(): st->lastTie, over the tie view of the same elements; n is

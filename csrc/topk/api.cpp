@@ -23,6 +23,8 @@ struct scTopkState {
   int device = -1;  // -1: host residual
   void* residual = nullptr;
   uint64_t step = 0;
+  sc::topk::DeviceArena arena;        // device scratch kept across calls
+  const void* checked[4] = {};        // the last call's buffers, found where the state is
 };
 
 namespace sc {
@@ -97,26 +99,49 @@ double timeoutSeconds() {
 }
 
 // Checks the output buffers and that every buffer lives where `device` says
-// (-1 = host); returns nothing, throws scInvalidArgument.
+// (-1 = host); returns nothing, throws scInvalidArgument. `seen` (a state's)
+// holds the buffers of its last call that passed: the same ones again are not
+// asked about (a pointer's kind is a driver call).
 void checkBuffers(const Params& p, const void* in, const char* inName, int device, void* indices, void* values,
-                  size_t capacity, void* stream) {
+                  const void* counts, size_t capacity, void* stream, const void** seen = nullptr) {
   SC_ARG(in != nullptr, inName, " is NULL with n = ", p.n);
   SC_ARG(indices != nullptr, "indices is NULL");
   SC_ARG(values != nullptr, "values is NULL");
   SC_ARG(capacity >= p.k, "capacity = ", capacity, " is smaller than k = ", p.k);
+  if (device < 0) SC_ARG(stream == nullptr, "stream must be NULL for host buffers");
+  const void* now[4] = {in, indices, values, counts};
+  if (seen && std::equal(now, now + 4, seen)) return;
   const auto where = [](int d) { return d < 0 ? std::string("host memory") : cat("CUDA device ", d); };
   for (const auto& [ptr, name] : {std::pair<const void*, const char*>{in, inName}, {indices, "indices"},
-                                  {values, "values"}}) {
+                                  {values, "values"}, {counts, "counts"}}) {
+    if (!ptr) continue;  // counts of a call that returns them
     const int d = deviceOf(ptr);
     SC_ARG(d == device, name, " is in ", where(d), " but the call works on ", where(device));
   }
-  if (device < 0) SC_ARG(stream == nullptr, "stream must be NULL for host buffers");
+  if (seen) std::copy(now, now + 4, seen);
 }
 
-Outcome run(const Params& p, const Buffers& b, int device, void* stream, bool wantInfo) {
-  if (device < 0) return selectHost(p, b);
-  return selectDevice(p, b, DeviceCall{device, stream, wantInfo, timeoutSeconds()});
+// Where a call runs and how it reports: info (host) and/or counts (the
+// buffers' memory); `wait` makes a device call read its counts back.
+struct Run {
+  int device;
+  void* stream;
+  bool wait;
+  scTopkCounts_t* counts;
+  DeviceArena* arena;
+};
+
+Outcome run(const Params& p, const Buffers& b, const Run& r) {
+  if (r.device >= 0)
+    return selectDevice(p, b, DeviceCall{r.device, r.stream, r.wait, r.wait ? timeoutSeconds() : 0, r.counts,
+                                         r.arena});
+  const Outcome o = selectHost(p, b);
+  if (r.counts) *r.counts = scTopkCounts_t{o.nnz, o.selected, o.deferred};
+  return o;
 }
+
+// A stateless bucketed call with variable output can select more than capacity.
+bool canOverflow(const Params& p) { return bucketed(p.method) && p.output == scTopkVariable && p.capacity < p.n; }
 
 void report(const Outcome& o, scTopkInfo_t* info) {
   if (!info) return;
@@ -150,22 +175,69 @@ extern "C" scResult_t scTopkMaxOutput(size_t n, const scTopkConfig_t* cfg, size_
   });
 }
 
-extern "C" scResult_t scTopkSelect(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg,
-                                   void* indices, void* values, size_t capacity, scTopkInfo_t* info,
-                                   void* stream) {
+namespace sc {
+namespace topk {
+namespace {
+
+scResult_t select(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg, void* indices,
+                  void* values, size_t capacity, scTopkInfo_t* info, scTopkCounts_t* counts, void* stream) {
   return scGuard(nullptr, [&] {
     Params p = resolve(n, dtype, cfg);
     report(Outcome{}, info);
-    if (n == 0) return;
+    if (n == 0) {
+      if (counts) SC_ARG(deviceOf(counts) < 0, "counts of an empty call must be host memory (nothing is enqueued)");
+      if (counts) *counts = scTopkCounts_t{0, 0, 0};
+      return;
+    }
     const int device = deviceOf(v);
-    checkBuffers(p, v, "v", device, indices, values, capacity, stream);
+    checkBuffers(p, v, "v", device, indices, values, counts, capacity, stream);
     p.capacity = capacity;
-    const Outcome o = run(p, Buffers{v, nullptr, indices, values}, device, stream, info != nullptr);
+    SC_ARG(!counts || !canOverflow(p), "capacity = ", capacity, " < n = ", n, ": a stream-ordered ",
+           scTopkMethodName(p.method), " call with variable output could overflow unseen (use scTopkMaxOutput)");
+    const bool wait = info != nullptr || canOverflow(p);
+    const Outcome o = run(p, Buffers{v, nullptr, indices, values}, Run{device, stream, wait, counts, nullptr});
     report(o, info);
     SC_REQUIRE(o.deferred == 0 || p.output == scTopkFixedPerBucket, scInvalidUsage, o.selected,
                " entries were selected but capacity is ", capacity, ": the first ", o.nnz,
                " were written (use scTopkMaxOutput, or scTopkSelectFeedback, which defers the rest)");
   });
+}
+
+scResult_t selectFeedback(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg, void* indices,
+                          void* values, size_t capacity, scTopkInfo_t* info, scTopkCounts_t* counts, void* stream) {
+  return scGuard(nullptr, [&] {
+    SC_ARG(state != nullptr, "state is NULL");
+    Params p = resolve(state->n, state->dtype, cfg);
+    p.step = state->step;
+    report(Outcome{}, info);
+    if (state->n == 0) {
+      if (counts) *counts = scTopkCounts_t{0, 0, 0};
+      return;
+    }
+    checkBuffers(p, grad, "grad", state->device, indices, values, counts, capacity, stream, state->checked);
+    p.capacity = capacity;
+    const Outcome o = run(p, Buffers{grad, state->residual, indices, values},
+                          Run{state->device, stream, info != nullptr, counts, &state->arena});
+    state->step = (state->step + 1) % kStepLimit;
+    report(o, info);
+  });
+}
+
+}  // namespace
+}  // namespace topk
+}  // namespace sc
+
+extern "C" scResult_t scTopkSelect(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg,
+                                   void* indices, void* values, size_t capacity, scTopkInfo_t* info,
+                                   void* stream) {
+  return select(v, n, dtype, cfg, indices, values, capacity, info, nullptr, stream);
+}
+
+extern "C" scResult_t scTopkSelectAsync(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg,
+                                        void* indices, void* values, size_t capacity, scTopkCounts_t* counts,
+                                        void* stream) {
+  if (!counts) return scGuard(nullptr, [] { SC_ARG(false, "counts is NULL"); });
+  return select(v, n, dtype, cfg, indices, values, capacity, nullptr, counts, stream);
 }
 
 extern "C" scResult_t scTopkStateCreate(scTopkState_t* state, size_t n, scDataType_t dtype, int device) {
@@ -195,10 +267,12 @@ extern "C" scResult_t scTopkStateCreate(scTopkState_t* state, size_t n, scDataTy
 extern "C" scResult_t scTopkStateDestroy(scTopkState_t state) {
   return scGuard(nullptr, [&] {
     if (!state) return;
-    if (state->device < 0)
+    if (state->device < 0) {
       std::free(state->residual);
-    else
+    } else {
       deviceFree(state->device, state->residual);
+      if (state->arena.base) deviceFree(state->device, state->arena.base);
+    }
     delete state;
   });
 }
@@ -244,17 +318,12 @@ extern "C" scResult_t scTopkStateSetStep(scTopkState_t state, uint64_t step) {
 extern "C" scResult_t scTopkSelectFeedback(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg,
                                            void* indices, void* values, size_t capacity, scTopkInfo_t* info,
                                            void* stream) {
-  return scGuard(nullptr, [&] {
-    SC_ARG(state != nullptr, "state is NULL");
-    Params p = resolve(state->n, state->dtype, cfg);
-    p.step = state->step;
-    report(Outcome{}, info);
-    if (state->n == 0) return;
-    checkBuffers(p, grad, "grad", state->device, indices, values, capacity, stream);
-    p.capacity = capacity;
-    const Outcome o = run(p, Buffers{grad, state->residual, indices, values}, state->device, stream,
-                          info != nullptr);
-    state->step = (state->step + 1) % kStepLimit;
-    report(o, info);
-  });
+  return selectFeedback(state, grad, cfg, indices, values, capacity, info, nullptr, stream);
+}
+
+extern "C" scResult_t scTopkSelectFeedbackAsync(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg,
+                                                void* indices, void* values, size_t capacity,
+                                                scTopkCounts_t* counts, void* stream) {
+  if (!counts) return scGuard(nullptr, [] { SC_ARG(false, "counts is NULL"); });
+  return selectFeedback(state, grad, cfg, indices, values, capacity, nullptr, counts, stream);
 }

@@ -13,12 +13,22 @@
 namespace sc {
 namespace topk {
 
+// Device scratch a state keeps across its calls (kernels/topk_device.cuh's
+// Scratch carves it and grows it to the largest call's need), freed with the
+// state by deviceFree.
+struct DeviceArena {
+  void* base = nullptr;
+  size_t bytes = 0;
+};
+
 // How a device call reports back.
 struct DeviceCall {
   int device;             // the CUDA device owning the buffers
   void* stream;           // cudaStream_t on that device
   bool readCounts;        // read selected/deferred/nnz back (waits for the stream)
   double timeoutSeconds;  // bound on that wait (scTimeout after it)
+  void* counts;           // device memory for the call's scTopkCounts_t, or null
+  DeviceArena* arena;     // the state's scratch, or null (stateless)
 };
 
 // The CUDA device owning p (device or managed memory), or -1 for host memory.

@@ -63,8 +63,15 @@ class ApproxHost : HostIO<F> {
 
     uint64_t cnt = 0, group = ~uint64_t(0);
     Philox4 blk{};
+    // A bucket without a slot (k_b = 0: p_i = 0) selects only non-finite
+    // values, and draws no random number (as the kernels do).
+    const bool none = d.a == 0 && d.b == 0;
     for (uint64_t j = 0; j < len; ++j) {
       const uint64_t i = s + j;
+      if (none) {
+        cnt += sel_[j] = !F::finite(F::absBits(acc_[j]));
+        continue;
+      }
       if ((i >> 2) != group) {  // one Philox block serves four elements (= selectBits(seed, step, i))
         group = i >> 2;
         blk = philoxBlock(p_.seed, p_.step, Domain::Select, group);

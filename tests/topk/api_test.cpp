@@ -140,3 +140,37 @@ TEST(TopkApi, MethodNames) {
   EXPECT_STREQ(scTopkMethodName(scTopkThreshold), "threshold");
   EXPECT_STREQ(scTopkMethodName(scTopkMethod_t(7)), "unknown");
 }
+
+TEST(TopkApi, StreamOrderedCallsOnHostBuffersWriteTheirCounts) {
+  Call c;
+  c.cfg = config(scTopkBracket, 10);
+  scTopkCounts_t counts{99, 99, 99};
+  for (size_t i = 0; i < c.v.size(); ++i) c.v[i] = float(i % 17) - 8.0f;
+  EXPECT_EQ(scTopkSelectAsync(c.in(), c.n, c.dt, &c.cfg, c.idx.data(), c.val.data(), 100, &counts, nullptr),
+            scSuccess)
+      << scGetLastError(nullptr);
+  EXPECT_EQ(counts.nnz, 10u);
+  EXPECT_EQ(counts.selected, 10u);
+  EXPECT_EQ(counts.deferred, 0u);
+  expectError(scTopkSelectAsync(c.in(), c.n, c.dt, &c.cfg, c.idx.data(), c.val.data(), 100, nullptr, nullptr),
+              scInvalidArgument, "counts is NULL");
+  // Variable output that could overflow unseen: capacity must be scTopkMaxOutput's.
+  c.cfg = config(scTopkApprox, 10, 32);
+  expectError(scTopkSelectAsync(c.in(), c.n, c.dt, &c.cfg, c.idx.data(), c.val.data(), 50, &counts, nullptr),
+              scInvalidArgument, "could overflow unseen");
+  EXPECT_EQ(scTopkSelectAsync(c.in(), c.n, c.dt, &c.cfg, c.idx.data(), c.val.data(), 100, &counts, nullptr),
+            scSuccess);
+  EXPECT_GT(counts.nnz, 0u);
+  // With a state, capacity k suffices: the rest is deferred to the residual.
+  scTopkState_t st = nullptr;
+  ASSERT_EQ(scTopkStateCreate(&st, c.n, c.dt, -1), scSuccess);
+  c.cfg = config(scTopkApprox, 10, 100);
+  EXPECT_EQ(scTopkSelectFeedbackAsync(st, c.in(), &c.cfg, c.idx.data(), c.val.data(), 10, &counts, nullptr),
+            scSuccess)
+      << scGetLastError(nullptr);
+  EXPECT_LE(counts.nnz, 10u);
+  EXPECT_EQ(counts.selected - counts.deferred, counts.nnz);
+  expectError(scTopkSelectFeedbackAsync(st, c.in(), &c.cfg, c.idx.data(), c.val.data(), 10, nullptr, nullptr),
+              scInvalidArgument, "counts is NULL");
+  scTopkStateDestroy(st);
+}

@@ -26,7 +26,7 @@ TEST(TopkGpu, EveryKernelMatchesTheCpuReference) {
   for (scDataType_t dt : {scFloat32, scFloat64, scFloat16, scBfloat16}) {
     for (size_t n : {size_t(1), size_t(1000), size_t(70001)}) {
       const Buf v(adversarial(n, n + dt), dt);
-      for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold}) {
+      for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold, scTopkBracket}) {
         const bool bucketed = m == scTopkApprox || m == scTopkApproxAtMost;
         // Bucket sizes hit both tile configurations, multi-tile buckets and bucket 1.
         for (size_t bucket : bucketed ? std::vector<size_t>{512, 1, 100, 2048, 5000} : std::vector<size_t>{512}) {
@@ -49,6 +49,42 @@ TEST(TopkGpu, EveryKernelMatchesTheCpuReference) {
 #endif
 }
 
+// Vectors long enough for the sample, the candidate list and the select among
+// candidates, and each branch after the pass: a normal vector (the band
+// select), few levels (ties at every cut), 99 % zeros (bracket keeps only the
+// nonzeros, exact falls back), all equal (the list overflows).
+TEST(TopkGpu, SampledSelectionMatchesTheCpuReference) {
+  SC_REQUIRE_GPU();
+#ifdef SPARCOLL_HAVE_CUDA
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const size_t n = (size_t(1) << 20) + 7;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  std::vector<std::vector<double>> shapes(4, std::vector<double>(n));
+  for (size_t i = 0; i < n; ++i) {
+    const double x = normal(rng);
+    shapes[0][i] = x;
+    shapes[1][i] = std::round(4 * x) / 4;
+    shapes[2][i] = i % 100 == 7 ? x : 0.0;
+    shapes[3][i] = i % 2 ? 1.5 : -1.5;
+  }
+  for (scDataType_t dt : {scFloat32, scFloat16, scFloat64})
+    for (const auto& x : shapes) {
+      const Buf v(x, dt);
+      for (scTopkMethod_t m : {scTopkBracket, scTopkExact, scTopkThreshold})
+        for (size_t k : {size_t(3), n / 1000, n / 100, n / 50})
+          for (uint64_t step : {0, 1}) {
+            Case c{config(m, k, 0, 99 + k, step), dt, n};
+            c.cfg.indexType = step ? scTopkIndexU64 : scTopkIndexU32;
+            compareStateless(c, v, k, stream);
+            compareStateless(c, v, k, stream, 1);  // misaligned: the pass's scalar loads
+          }
+    }
+  CUDA_OK(cudaStreamDestroy(stream));
+#endif
+}
+
 TEST(TopkGpu, FeedbackMatchesTheCpuReference) {
   SC_REQUIRE_GPU();
 #ifdef SPARCOLL_HAVE_CUDA
@@ -57,7 +93,7 @@ TEST(TopkGpu, FeedbackMatchesTheCpuReference) {
   const size_t n = 30011;
   for (scDataType_t dt : {scFloat32, scFloat16, scFloat64, scBfloat16}) {
     const std::vector<Buf> grads = feedbackGradients(n, dt);
-    for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold}) {
+    for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost, scTopkExact, scTopkThreshold, scTopkBracket}) {
       const bool bucketed = m == scTopkApprox || m == scTopkApproxAtMost;
       for (int fixed = 0; fixed < (bucketed ? 2 : 1); ++fixed) {
         for (size_t bucket : bucketed ? std::vector<size_t>{512, 3000} : std::vector<size_t>{512}) {
@@ -230,7 +266,7 @@ TEST(TopkGpu, ExactAndThresholdScratchIsNotPerElement) {
   const size_t n = size_t(1) << 25;
   const Buf random(randomVector(n, 21), scFloat32), equal(std::vector<double>(n, 0.75), scFloat32);
   for (const Buf* v : {&random, &equal}) {
-    for (scTopkMethod_t m : {scTopkExact, scTopkThreshold}) {
+    for (scTopkMethod_t m : {scTopkExact, scTopkThreshold, scTopkBracket}) {
       Case c{config(m, n / 1000, 512, 5, 1), scFloat32, n};
       c.cfg.indexType = scTopkIndexU64;
       SCOPED_TRACE(describe(c) + (v == &equal ? " all equal" : " random"));

@@ -102,13 +102,25 @@
  *   managed) pointer runs the CUDA kernels on `stream` (a cudaStream_t; NULL =
  *   the legacy default stream) on the device owning the pointer; a host pointer
  *   runs the CPU implementation and requires stream == NULL. All buffers of a
- *   call must be of the same kind (checked in CUDA builds). With a state object,
- *   the state's memory decides. Without CUDA every pointer is host memory.
- *   Device calls are stream-ordered, except that calls whose count is data
- *   dependent (bucketed methods with variable output, threshold) read it back
- *   and so wait for the stream (bounded by env SPARCOLL_TIMEOUT, default 300 s).
- *   Fixed-per-bucket and exact calls wait only when `info` is non-NULL (to
- *   report the selected/deferred counts); pass info = NULL to stay asynchronous.
+ *   call must be of the same kind (checked in CUDA builds; a state checks the
+ *   pointers of a call once and again only when they change). With a state
+ *   object, the state's memory decides. Without CUDA every pointer is host
+ *   memory.
+ *
+ * Streams, waits and CUDA graphs
+ *   A device call enqueues all its work on `stream` and leaves its counts
+ *   (scTopkCounts_t) in device memory. It waits for the stream only to fill a
+ *   non-NULL `info`, or, for a stateless bucketed call with variable output and
+ *   capacity < n, to tell whether the output overflowed (scInvalidUsage); the
+ *   wait is bounded by env SPARCOLL_TIMEOUT (default 300 s). Pass info = NULL
+ *   to stay asynchronous, or use the *Async calls, which never wait and write
+ *   the counts to device memory the caller gives. Scratch comes from
+ *   sparcoll's own stream-ordered pool (the device's default pool is not
+ *   touched); a state keeps its scratch across calls, so from a state's second
+ *   call of a size on it allocates nothing, and its calls can be captured into
+ *   a CUDA graph and replayed (each replay advances nothing on the host: the
+ *   step counter of a captured call is the one at capture). Calls on one state
+ *   must be ordered by the caller (one stream, or events), as for its residual.
  *
  * Errors
  *   Every call returns scSuccess or an error code; the detailed message is
@@ -181,6 +193,14 @@ typedef struct {
                       With error feedback they stay in the residual. */
 } scTopkInfo_t;
 
+/* The counts of a call, as the *Async calls write them (in the memory of the
+ * call's buffers: device memory for a device call). */
+typedef struct {
+  uint64_t nnz;      /* entries written */
+  uint64_t selected; /* entries the method selected */
+  uint64_t deferred; /* selected but not written (kept in the residual with feedback) */
+} scTopkCounts_t;
+
 /* The output capacity that can never overflow for a vector of n elements:
  * k for exact, threshold and fixed-per-bucket output; n for bucketed variable
  * output (the expected count is k, the worst case n). Validates cfg. */
@@ -202,7 +222,7 @@ scResult_t scTopkSelect(const void* v, size_t n, scDataType_t dtype, const scTop
 typedef struct scTopkState* scTopkState_t;
 
 scResult_t scTopkStateCreate(scTopkState_t* state, size_t n, scDataType_t dtype, int device);
-/* NULL is accepted (no-op). Device residuals are freed after a device sync. */
+/* NULL is accepted (no-op). Device residuals and scratch are freed after a device sync. */
 scResult_t scTopkStateDestroy(scTopkState_t state);
 /* The residual buffer (owned by the state, valid until destroy; n elements, on
  * the state's device or host). The caller may read or overwrite it, ordered on
@@ -224,6 +244,21 @@ scResult_t scTopkStateSetStep(scTopkState_t state, uint64_t step);
 scResult_t scTopkSelectFeedback(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg,
                                 void* indices, void* values, size_t capacity, scTopkInfo_t* info,
                                 void* stream);
+
+/* Stream-ordered forms of scTopkSelect and scTopkSelectFeedback: the same
+ * selection, with the counts written to `counts` (one scTopkCounts_t in the
+ * memory of the buffers, enqueued on stream) instead of returned. They never
+ * wait for the stream, and on a state allocate nothing after its first call of
+ * a size: capturable into a CUDA graph. A stateless bucketed call with
+ * variable output needs capacity >= n (scTopkMaxOutput), since no overflow
+ * could be reported; with a state, entries beyond capacity stay in the
+ * residual, as in scTopkSelectFeedback. Host buffers: counts is host memory,
+ * written before the call returns. */
+scResult_t scTopkSelectAsync(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg,
+                             void* indices, void* values, size_t capacity, scTopkCounts_t* counts, void* stream);
+scResult_t scTopkSelectFeedbackAsync(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg,
+                                     void* indices, void* values, size_t capacity, scTopkCounts_t* counts,
+                                     void* stream);
 
 const char* scTopkMethodName(scTopkMethod_t method);
 

@@ -59,7 +59,7 @@ void zeroAsync(int device, void* p, size_t bytes, void* stream) {
 }
 
 Outcome launch(const Params& p, const Buffers& b, const DeviceCall& call) {
-  return bucketed(p.method) ? approxDevice(p, b, call) : exactDevice(p, b, call);
+  return bucketed(p.method) ? approxDevice(p, b, call) : selectSampledDevice(p, b, call);
 }
 
 }  // namespace
