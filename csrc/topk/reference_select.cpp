@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -104,7 +105,10 @@ class SelectHost : HostIO<F> {
     const S loM1 = cuts.lo == 0 ? S(-1) : S(cuts.lo > kTop ? kTop : cuts.lo - 1);
     const S hiM1 = S(cuts.hi > kTop ? kTop : cuts.hi - 1);
     uint64_t high = 0;
-    list_.resize(plan_.bound + kBlock);  // a block's stores may run past its last candidate
+    // Room for a block's stores past its last candidate; left uninitialised
+    // (zeroing a list of 2k + 64 Ki entries would cost small vectors more
+    // than their pass).
+    list_.reset(new Entry[plan_.bound + kBlock]);
     Bits a[kBlock];
     for (uint64_t s = 0; s < p_.n; s += kBlock) {
       const uint64_t len = p_.n - s < kBlock ? p_.n - s : kBlock;
@@ -127,13 +131,13 @@ class SelectHost : HostIO<F> {
       // Written without a branch per element (at k = n/100 most blocks hold a
       // candidate, and a branch on each would mispredict): every element is
       // stored at the next slot, which advances only past candidates.
-      Entry* out = list_.data() + listed;
+      Entry* out = list_.get() + listed;
       for (uint64_t j = 0; j < len; ++j) {
         *out = Entry{s + j, a[j]};
         out += S(F::absBits(a[j])) > loM1;
       }
     }
-    list_.resize(candidates_ < plan_.bound ? candidates_ : plan_.bound);
+    listed_ = candidates_ < plan_.bound ? candidates_ : plan_.bound;
     return high;
   }
 
@@ -145,19 +149,20 @@ class SelectHost : HostIO<F> {
   // Visits (index, key) of every listed candidate the filter admits, in index order.
   template <class Filter>
   struct Listed {
-    const std::vector<Entry>* list;
+    const Entry* list;
+    uint64_t count;
     Filter filter;
     template <class Fn>
     void operator()(Fn&& fn) const {
-      for (const Entry& e : *list) {
-        const uint64_t key = F::absBits(e.value);
-        if (filter(key)) fn(e.index, key, e.value);
+      for (const Entry* e = list; e != list + count; ++e) {
+        const uint64_t key = F::absBits(e->value);
+        if (filter(key)) fn(e->index, key, e->value);
       }
     }
   };
   template <class Filter>
   Listed<Filter> listed(Filter f) const {
-    return Listed<Filter>{&list_, f};
+    return Listed<Filter>{list_.get(), listed_, f};
   }
   auto listed() const {
     return listed([](uint64_t) { return true; });
@@ -214,7 +219,8 @@ class SelectHost : HostIO<F> {
   }
 
   const SelectPlan plan_;
-  std::vector<Entry> list_;
+  std::unique_ptr<Entry[]> list_;
+  uint64_t listed_ = 0;
   uint64_t candidates_ = 0;
 };
 

@@ -39,25 +39,31 @@ namespace topk {
 constexpr uint64_t kNoCut = ~uint64_t(0);
 
 // The candidate list holds at most this many entries: twice k plus 64 Ki, so
-// the bracket's lower cut (about 1.3 k candidates for the default sample) and
-// the few top samples that set the cut of a small k both fit with room; all of
-// n when that is not much more.
+// the bracket's lower cut (about 1.3 k candidates for the default sample of a
+// large k, a wider bracket for a small one) fits with room; all of n when that
+// is not much more.
 SC_HD uint64_t candidateBound(uint64_t k, uint64_t n) {
   const uint64_t slack = uint64_t(1) << 16;
   return k >= n / 2 ? n : (2 * k + slack < n ? 2 * k + slack : n);
 }
 
-// The bracket's sample: about kBracketTarget sampled keys are expected above
-// the k-th largest key, and the cuts sit kBracketZ standard deviations (plus
-// one) either side of that rank, so each misses with probability about
-// Phi(-5) = 3e-7 (the tests measure the miss rate). s is kept between
-// kSampleMin and kSampleMax (and n/8): at k = n/1000 that is 2^18 samples at
-// 2^26 elements, 0.4 % of the keys, each a random read of one 32-byte sector
-// (3 % of the vector's bytes).
-constexpr double kBracketTarget = 256;
+// The bracket's sample: about r sampled keys are expected above the k-th
+// largest key, and the cuts sit kBracketZ standard deviations (plus one)
+// either side of that rank, so each misses with probability about Phi(-5) =
+// 3e-7 (a little more for the smallest r, where the count is Poisson; the
+// tests measure the miss rate). r is what keeps the lower cut's candidates
+// within the list: 256 when the list is about 2k (k >= 64 Ki: 1.3 k expected),
+// down to 64 for smaller k, whose list's 64 Ki of slack holds the wider
+// bracket, so a small k does not pay for a large sample. s = r n/k is kept
+// between kSampleMin and kSampleMax (and n/8): at most 2^18 random reads,
+// 0.4 % of the keys of 2^26 elements.
 constexpr double kBracketZ = 5;
 constexpr uint64_t kSampleMin = 1024;
 constexpr uint64_t kSampleMax = uint64_t(1) << 18;
+inline double bracketTarget(uint64_t k) {
+  const double r = double(k) / 256;
+  return r > 256 ? 256 : (r < 64 ? 64 : r);
+}
 
 struct SelectPlan {
   uint64_t samples;  // s; 0: no sample and no list, the exact select over the
@@ -93,7 +99,7 @@ inline SelectPlan selectPlan(const Params& p) {
 // most an eighth of the vector (a larger sample would cost as much as the
 // pass; the list's 64 Ki of slack holds the wider bracket of the smaller one).
 inline uint64_t bracketSamples(uint64_t n, uint64_t k) {
-  const double want = std::ceil(kBracketTarget * double(n) / double(k));
+  const double want = std::ceil(bracketTarget(k) * double(n) / double(k));
   uint64_t s = want >= double(kSampleMax) ? kSampleMax : (want < double(kSampleMin) ? kSampleMin : uint64_t(want));
   if (s > n / 8) s = n / 8;
   return s < 1 ? 1 : s;
