@@ -1,5 +1,5 @@
 // The radix select of csrc/topk/radix_select.h on the GPU (used by
-// kernels/topk_exact.cu). Per pass two kernels:
+// kernels/topk_select.cu). Per pass two kernels:
 //   radixHistKernel:   every key whose bits above the digit match the prefix
 //                      found so far adds 1 to its digit's bin: a per-block
 //                      shared-memory histogram (32-bit counts), then its nonzero

@@ -1,5 +1,5 @@
 // The buffers of a CPU reference selection (reference_approx.cpp,
-// reference_exact.cpp), typed by the format: what both references read and
+// reference_select.cpp), typed by the format: what both references read and
 // how they write one output entry.
 #pragma once
 

@@ -6,13 +6,13 @@
 // it (radixAdvance). ceil(width / kRadixBits) passes leave the target itself
 // in the prefix, the number of keys greater than it and the number equal to it.
 //
-// Written once for both sides: the CPU reference (reference_exact.cpp, through
+// Written once for both sides: the CPU reference (reference_select.cpp, through
 // radixSelectHost below) and the kernels (kernels/topk_radix.cuh) run the same
 // passes over these functions, so the CPU tests check the kernels' decisions.
 // Only the histogram's summation order differs, and integer counts do not
 // depend on it.
 //
-// The exact top-k uses it twice (csrc/topk/reference_exact.cpp):
+// The exact top-k uses it twice (csrc/topk/reference_select.cpp):
 //   1. T = the k-th largest key (key = abs bit pattern of the value); the state
 //      ends with #{key > T} = greater and the ties admitted = rank.
 //   2. Only when more keys equal T than are admitted (tieBreakNeeded): the last

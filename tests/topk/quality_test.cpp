@@ -91,7 +91,7 @@ TEST(TopkQuality, BracketAndExactSendWhatExactTopkSends) {
 
 namespace {
 
-// The README's figures, rounded down (bench/results/topk-cpu-2026-12-02.md
+// The README's figures, rounded down (bench/results/topk-cpu-2026-12-02-quality.txt
 // measures the same inputs): per method and output at k = n/1000 and n/100, the
 // least share of exact top-k's energy over every input (here: seed 2024,
 // steps 0-2; k is as small as 38 on the CNN's gradients, where a few entries
