@@ -224,7 +224,7 @@ def ddp_speedups(log, runs, base="gloo dense"):
     return {c: cell(c) for c in runs[0] if c != base}
 
 
-@row("ddp-backend-cpu-mpi4-shm-2026-11-24.txt")
+@row("ddp-backend-cpu-mpi4-shm-2026-12-02.txt")
 def ddp_backend_shm(log):
     runs, params = ddp_runs(log)
     x = ddp_speedups(log, runs)
@@ -247,7 +247,7 @@ def ddp_backend_1gbit(log):
             "shared medium, not a switched fabric, no added delay; median step of the slowest rank")
 
 
-@row("ddp-backend-digits-cpu-mpi4-2026-11-24.txt")
+@row("ddp-backend-digits-cpu-mpi4-2026-12-02.txt")
 def ddp_backend_digits(log):
     runs, params = ddp_runs(log)
     if len(runs) != 3:

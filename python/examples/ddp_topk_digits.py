@@ -8,10 +8,12 @@ scikit-learn: nothing is downloaded).
 Needs torch, scikit-learn and mpi4py: pip install './python[mpi,torch,examples]'.
 (As root in a container, add --allow-run-as-root to mpirun.)
 
-Every rank runs the same three trainings from the same initial weights and the
-same data order: DDP's own allreduce (gloo), the dense sparcoll hook
+Every rank runs the same trainings from the same initial weights and the same
+data order: DDP's own allreduce (gloo), the dense sparcoll hook
 (sparcoll.torch.dense_hook), and the top-k hook (sparcoll.torch.topk_hook,
-dense for the first --start-iter iterations). Prints the test accuracy of each
+dense for the first --start-iter iterations) with its default selection,
+bracket (the largest entries), and with each method of --also (default approx,
+the thesis's sampling) for comparison. Prints the test accuracy of each
 and the time per training step; rank 0 writes a JSON summary to --out (default:
 $SPARCOLL_RESULTS, else sparcoll-results in the system's temporary directory).
 """
@@ -58,8 +60,9 @@ def train(variant, comm, args, Xtr, ytr, Xte, yte):
     state = None
     if variant == "sparcoll dense":
         ddp.register_comm_hook(comm, dense_hook)
-    elif variant == "sparcoll top-k":
-        state = TopkState(comm, density=args.density, start_iter=args.start_iter, seed=args.seed)
+    elif variant.startswith("sparcoll top-k"):
+        method = variant.split()[-1] if variant != "sparcoll top-k" else "bracket"  # the hook's default
+        state = TopkState(comm, density=args.density, start_iter=args.start_iter, seed=args.seed, method=method)
         ddp.register_comm_hook(state, topk_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=args.momentum)
     n = Xtr.shape[0]
@@ -92,6 +95,8 @@ def main():
     ap.add_argument("--start-iter", type=int, default=10)
     ap.add_argument("--tolerance", type=float, default=0.02, help="accuracy gap accepted for top-k vs dense")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--also", type=lambda s: [m for m in s.split(",") if m], default=["approx"],
+                    help="top-k methods trained besides the hook's default, bracket (default: approx; '' for none)")
     ap.add_argument("--out", default=os.environ.get("SPARCOLL_RESULTS") or
                     os.path.join(tempfile.gettempdir(), "sparcoll-results"),
                     help="directory for ddp_topk_digits_p<P>.json (rank 0; default: %(default)s)")
@@ -103,13 +108,15 @@ def main():
     comm = sc.Communicator.from_torch(transport="mpi")
     Xtr, ytr, Xte, yte = data(comm.rank, comm.size, args.seed)
     results = {}
-    for variant in ("DDP (gloo allreduce)", "sparcoll dense", "sparcoll top-k"):
+    variants = ["DDP (gloo allreduce)", "sparcoll dense", "sparcoll top-k"]
+    variants += [f"sparcoll top-k {m}" for m in args.also if m != "bracket"]
+    for variant in variants:
         acc, step, steps, sent = train(variant, comm, args, Xtr, ytr, Xte, yte)
         step = world.allreduce(step, op=MPI.MAX)
         results[variant] = {"test_accuracy": acc, "step_time_ms": 1e3 * step, "steps": steps, "sent_fraction": sent}
         if comm.rank == 0:
             extra = f", {100 * sent:.2f} % of the gradient entries sent" if sent is not None else ""
-            print(f"{variant:22s} test accuracy {100 * acc:.2f} %  time per step {1e3 * step:.2f} ms{extra}",
+            print(f"{variant:24s} test accuracy {100 * acc:.2f} %  time per step {1e3 * step:.2f} ms{extra}",
                   flush=True)
     gap = results["sparcoll dense"]["test_accuracy"] - results["sparcoll top-k"]["test_accuracy"]
     ok = gap <= args.tolerance
