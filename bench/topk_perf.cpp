@@ -50,6 +50,16 @@ auto parseList(const std::string& s, const char* what, F parse) {
   return out;
 }
 
+// n elements of dtype dt (host memory) as doubles.
+std::vector<double> toDoubles(const void* src, size_t n, scDataType_t dt) {
+  std::vector<double> out(n);
+  sc::dispatchDtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t i = 0; i < n; ++i) out[i] = sc::toDouble<T>(static_cast<const T*>(src)[i]);
+  });
+  return out;
+}
+
 // One input vector: its values in the run's dtype, and as doubles for judging.
 struct Case {
   std::string input;
@@ -222,11 +232,7 @@ std::vector<Case> Topk::cases(const Options& o, size_t n) const {
   for (const tkeval::Vector& v : vecs) {
     Case c{v.name, v.values.size(), std::vector<char>(v.values.size() * sc::dtypeSize(dt)), {}};
     fillValues(c.host.data(), c.n, dt, [&](uint64_t i) { return double(v.values[i]); });
-    c.values.resize(c.n);
-    sc::dispatchDtype(dt, [&](auto tag) {  // judged on the values as stored
-      using T = decltype(tag);
-      for (size_t i = 0; i < c.n; ++i) c.values[i] = sc::toDouble<T>(reinterpret_cast<const T*>(c.host.data())[i]);
-    });
+    c.values = toDoubles(c.host.data(), c.n, dt);  // judged on the values as stored
     out.push_back(std::move(c));
   }
   return out;
@@ -290,15 +296,10 @@ void Topk::measure(RankState& rs, const Options& o, const Case& cs, double peak,
             // With feedback the state's first calls send what is left of the
             // earlier ones too: judged against the input alone all the same.
             std::vector<uint64_t> ix(info.nnz);
-            std::vector<double> vx(info.nnz);
-            for (size_t j = 0; j < info.nnz; ++j) {
+            for (size_t j = 0; j < info.nnz; ++j)
               ix[j] = isz == 4 ? reinterpret_cast<const uint32_t*>(di.data())[j]
                                : reinterpret_cast<const uint64_t*>(di.data())[j];
-              sc::dispatchDtype(dt, [&](auto tag) {
-                using T = decltype(tag);
-                vx[j] = sc::toDouble<T>(reinterpret_cast<const T*>(dv.data())[j]);
-              });
-            }
+            const std::vector<double> vx = toDoubles(dv.data(), info.nnz, dt);
             const uint64_t pads = out == scTopkFixedPerBucket ? info.nnz - (info.selected - info.deferred) : 0;
             const tkeval::Quality q = tkeval::judge(exact, ix.data(), vx.data(), info.nnz, pads);
             sum.energy += q.energy, sum.recall += q.recall, sum.padShare += q.padShare;

@@ -51,7 +51,6 @@ namespace sc {
 namespace topk {
 namespace {
 
-
 template <int Threads, int Items>
 struct TileCfg {
   static constexpr int kThreads = Threads, kItems = Items;
@@ -84,7 +83,7 @@ class BucketBlock {
     LookBackStorage look;  // used during a scan: not in the union
     Wide amax;
     Decision dec;
-    Count count, base;
+    Count count;
   };
 
   __device__ BucketBlock(TempStorage& tmp, const ApproxArgs& a, TileState& tiles)

@@ -140,8 +140,19 @@ Outcome run(const Params& p, const Buffers& b, const Run& r) {
   return o;
 }
 
-// A stateless bucketed call with variable output can select more than capacity.
-bool canOverflow(const Params& p) { return bucketed(p.method) && p.output == scTopkVariable && p.capacity < p.n; }
+// A stateless call can select more than capacity (bucketed, variable output).
+bool canOverflow(const Params& p) { return p.capacity < maxOutput(p); }
+
+// The counts of a call with nothing to select, in their own memory (a device
+// state's, or a stateless call's, may be device memory: zeroed on the stream).
+void zeroCounts(scTopkCounts_t* counts, void* stream) {
+  if (!counts) return;
+  const int d = deviceOf(counts);
+  if (d < 0)
+    *counts = scTopkCounts_t{0, 0, 0};
+  else
+    deviceZero(d, counts, sizeof *counts, stream);
+}
 
 void report(const Outcome& o, scTopkInfo_t* info) {
   if (!info) return;
@@ -184,11 +195,7 @@ scResult_t select(const void* v, size_t n, scDataType_t dtype, const scTopkConfi
   return scGuard(nullptr, [&] {
     Params p = resolve(n, dtype, cfg);
     report(Outcome{}, info);
-    if (n == 0) {
-      if (counts) SC_ARG(deviceOf(counts) < 0, "counts of an empty call must be host memory (nothing is enqueued)");
-      if (counts) *counts = scTopkCounts_t{0, 0, 0};
-      return;
-    }
+    if (n == 0) return zeroCounts(counts, stream);
     const int device = deviceOf(v);
     checkBuffers(p, v, "v", device, indices, values, counts, capacity, stream);
     p.capacity = capacity;
@@ -210,10 +217,7 @@ scResult_t selectFeedback(scTopkState_t state, const void* grad, const scTopkCon
     Params p = resolve(state->n, state->dtype, cfg);
     p.step = state->step;
     report(Outcome{}, info);
-    if (state->n == 0) {
-      if (counts) *counts = scTopkCounts_t{0, 0, 0};
-      return;
-    }
+    if (state->n == 0) return zeroCounts(counts, stream);
     checkBuffers(p, grad, "grad", state->device, indices, values, counts, capacity, stream, state->checked);
     p.capacity = capacity;
     const Outcome o = run(p, Buffers{grad, state->residual, indices, values},

@@ -174,3 +174,18 @@ TEST(TopkApi, StreamOrderedCallsOnHostBuffersWriteTheirCounts) {
               scInvalidArgument, "counts is NULL");
   scTopkStateDestroy(st);
 }
+
+TEST(TopkApi, EmptyStreamOrderedCallsZeroTheirCounts) {
+  scTopkConfig_t c = config(scTopkBracket, 0);
+  scTopkCounts_t counts{7, 7, 7};
+  EXPECT_EQ(scTopkSelectAsync(nullptr, 0, scFloat32, &c, nullptr, nullptr, 0, &counts, nullptr), scSuccess)
+      << scGetLastError(nullptr);
+  EXPECT_EQ(counts.nnz + counts.selected + counts.deferred, 0u);
+  scTopkState_t st = nullptr;
+  ASSERT_EQ(scTopkStateCreate(&st, 0, scFloat32, -1), scSuccess);
+  counts = scTopkCounts_t{7, 7, 7};
+  EXPECT_EQ(scTopkSelectFeedbackAsync(st, nullptr, &c, nullptr, nullptr, 0, &counts, nullptr), scSuccess)
+      << scGetLastError(nullptr);
+  EXPECT_EQ(counts.nnz + counts.selected + counts.deferred, 0u);
+  scTopkStateDestroy(st);
+}

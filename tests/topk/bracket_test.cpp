@@ -38,6 +38,16 @@ std::vector<uint64_t> oracle(const Buf& v, size_t k, uint64_t minKey) {
   return order;
 }
 
+// The plan a default bracket call of (n, k) runs.
+sc::topk::SelectPlan bracketPlan(uint64_t n, uint64_t k) {
+  sc::topk::Params p{};
+  p.method = scTopkBracket;
+  p.n = n;
+  p.k = k;
+  p.samples = sc::topk::bracketSamples(n, k);
+  return sc::topk::selectPlan(p);
+}
+
 void expectOracle(const Buf& v, scTopkMethod_t m, size_t k, uint64_t seed, const char* what) {
   scTopkConfig_t c = config(m, k, 0, seed, seed % 7);
   const Sel s = select(v, c);
@@ -160,12 +170,7 @@ TEST(TopkBracket, ASampleThatCutsTooHighReturnsFewerOnlyForBracket) {
   // of them in the top k), exact falls back to the whole vector.
   const size_t n = size_t(1) << 20, k = 100;
   scTopkConfig_t c = config(scTopkBracket, k, 0, 77, 3);
-  sc::topk::Params p{};
-  p.method = scTopkBracket;
-  p.n = n;
-  p.k = k;
-  p.samples = sc::topk::bracketSamples(n, k);
-  const sc::topk::SelectPlan plan = sc::topk::selectPlan(p);
+  const sc::topk::SelectPlan plan = bracketPlan(n, k);
   ASSERT_GT(plan.samples, 0u);
   std::vector<double> x = shaped(n, 0, 8);
   std::set<uint64_t> planted;
@@ -243,12 +248,7 @@ TEST(TopkBracket, FeedbackConservesAndResidualIsAcc) {
 TEST(TopkBracket, PlanBracketsTheExpectedRank) {
   for (uint64_t n : {uint64_t(1) << 17, uint64_t(1) << 22, uint64_t(1) << 26})
     for (uint64_t k : {n / 1000, n / 100, uint64_t(10)}) {
-      sc::topk::Params p{};
-      p.method = scTopkBracket;
-      p.n = n;
-      p.k = k;
-      p.samples = sc::topk::bracketSamples(n, k);
-      const sc::topk::SelectPlan s = sc::topk::selectPlan(p);
+      const sc::topk::SelectPlan s = bracketPlan(n, k);
       if (s.bound >= n) {
         EXPECT_EQ(s.samples, 0u);
         continue;

@@ -101,6 +101,17 @@ TEST(TopkGpuAsync, StreamOrderedCallsMatchTheWaitingOnes) {
   Dev i(200 * 4), val(200 * 4);
   EXPECT_EQ(scTopkSelectAsync(in.p, n, scFloat32, &c, i.p, val.p, 200, static_cast<scTopkCounts_t*>(counts.p), s),
             scInvalidArgument);
+  // A device state with nothing to select zeroes its device counts on the stream.
+  scTopkState_t empty = nullptr;
+  ASSERT_EQ(scTopkStateCreate(&empty, 0, scFloat32, 0), scSuccess);
+  CUDA_OK(cudaMemsetAsync(counts.p, 0xff, sizeof(scTopkCounts_t), s));
+  EXPECT_EQ(scTopkSelectFeedbackAsync(empty, nullptr, &c, nullptr, nullptr, 0, static_cast<scTopkCounts_t*>(counts.p),
+                                      s),
+            scSuccess)
+      << scGetLastError(nullptr);
+  CUDA_OK(cudaStreamSynchronize(s));
+  EXPECT_EQ(fetch(counts.p, sizeof(scTopkCounts_t)), std::vector<char>(sizeof(scTopkCounts_t), 0));
+  scTopkStateDestroy(empty);
   CUDA_OK(cudaStreamDestroy(s));
 #endif
 }

@@ -17,8 +17,9 @@
  * Methods (k is always the total over the whole vector, as in torch.topk)
  *   scTopkBracket       the default and the recommended fast method: the exact
  *                       top-k of the nonzero magnitudes found in one pass over
- *                       the vector. s random samples (cfg.samples; 0 = about
- *                       256 n/k, between 1024 and 2^18) bracket the k-th
+ *                       the vector. s random samples (cfg.samples; 0 = r n/k
+ *                       with r = k/256 clamped to [64, 256], between 1024 and
+ *                       2^18 and at most n/8) bracket the k-th
  *                       largest magnitude between two cuts; one pass lists the
  *                       elements above the lower cut, and the k largest of
  *                       them (ties to the smaller index) are kept. Returns at
@@ -178,7 +179,8 @@ typedef struct {
   uint64_t step;            /* stateless calls: iteration number, < 2^63, mixed into the
                                random counter (state calls use the state's own counter) */
   size_t samples;           /* bracket, exact, threshold: number of samples (with replacement);
-                               0 = bracket, exact: about 256 n/k in [1024, 2^18];
+                               0 = bracket, exact: r n/k, r = k/256 in [64, 256],
+                               within [1024, 2^18] and at most n/8;
                                threshold: max(1024, n/100); both capped at n */
 } scTopkConfig_t;
 
