@@ -119,11 +119,16 @@ bool wanted(const scComm& comm, const CallSig& sig) {
   switch (comm.cfg.check) {
     case scCheckAll: return true;
     case scCheckOff: return false;
-    // Default: the calls whose mismatch nothing else catches, those that run
-    // the underlying library's own collective (sparcoll's schedules tag their
-    // messages, so a mismatch there is seen at the first message), on host
-    // communicators (a device stream would have to be synchronised).
-    default: return sig.algo && std::strcmp(sig.algo, "native") == 0 && !comm.device();
+    // Default: the calls whose mismatch nothing else catches, on host
+    // communicators (a device stream would have to be synchronised): those
+    // that run the underlying library's own collective (sparcoll's schedules
+    // tag their messages, so a mismatch there is seen at the first message
+    // received), and broadcast, where a rank that takes itself for the root
+    // only sends: with roots that disagree, no message of it is ever refused
+    // and every such rank would return success, the others' data unsent.
+    default:
+      return !comm.device() && ((sig.algo && std::strcmp(sig.algo, "native") == 0) ||
+                                std::strcmp(sig.name, "scBroadcast") == 0);
   }
 }
 

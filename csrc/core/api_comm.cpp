@@ -1,6 +1,8 @@
 // C API: communicator lifecycle, queries, statistics, error strings.
 #include <algorithm>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "core/api_guard.h"
@@ -9,6 +11,16 @@
 namespace sc {
 namespace {
 thread_local std::string tlsLastError;
+// The communicator this thread's last failure concerned, when it was recorded
+// for this thread alone (recordThreadError): a refused call, a failed query.
+thread_local const scComm* tlsErrorAbout = nullptr;
+// This thread's copies of communicators' last errors (scGetLastError): each
+// stays valid until the thread asks for the same communicator's again, even
+// if the communicator fails again or is destroyed meanwhile.
+thread_local std::unordered_map<const scComm*, std::string> tlsShown;
+// A communicator's lastError is written by the thread holding it and copied
+// by any thread's scGetLastError (error paths and queries only).
+std::mutex gErrorMutex;
 const std::string kNoError;  // a successful call's error text: no temporary string, no guard per call
 }  // namespace
 
@@ -22,25 +34,53 @@ void endCalls(scComm* comm, uint64_t before, scResult_t r) noexcept {
 
 // Marks comm aborted (once), tells its peers why, and aborts its transport.
 void abortComm(scComm* comm, const std::string& why) {
-  if (comm->aborted) return;
-  comm->aborted = true;
+  if (comm->aborted.load(std::memory_order_relaxed)) return;  // only the holder of the call aborts
   comm->abortReason = why;
+  comm->aborted.store(true, std::memory_order_release);
   comm->transport->notifyAbort(why);
   comm->transport->abort();
 }
 
-void recordError(scComm* comm, scResult_t code, const std::string& msg) {
-  std::string full = std::string(scGetErrorString(code)) + ": " + msg;
+// A wait that an interrupt ended throws the deadline's scTimeout (its
+// deadline passed at once, core/deadline.h): it becomes scInterrupted, with
+// the wait's own words kept ("in call #3: rank 0 was waiting for rank 1...").
+std::string interruptedText(const scComm* comm, const std::string& msg) {
+  std::string where = msg;
+  const size_t d = where.find("deadline of ");
+  const size_t e = d == std::string::npos ? d : where.find(" expired", d);
+  if (e != std::string::npos) where.erase(d, e + 8 - d + (e + 8 < where.size() && where[e + 8] == ' '));
+  return cat("rank ", comm->rank(), " was interrupted (scCommInterrupt, or the process's interrupt check: a signal) at ",
+             where);
+}
+
+scResult_t recordError(scComm* comm, scResult_t code, const std::string& msg) {
+  const bool interrupted = comm && code == scTimeout && comm->interrupted.load(std::memory_order_relaxed);
+  if (interrupted) code = scInterrupted;
+  std::string full = std::string(scGetErrorString(code)) + ": " + (interrupted ? interruptedText(comm, msg) : msg);
   tlsLastError = full;
-  if (!comm) return;
-  comm->lastError = full;
-  const bool fatal = code == scTimeout || code == scMpiError || code == scNcclError ||
-                     code == scCudaError || code == scRemoteError || code == scSystemError;
+  tlsErrorAbout = nullptr;
+  if (!comm) return code;
+  {
+    std::lock_guard<std::mutex> lk(gErrorMutex);
+    comm->lastError = full;
+  }
+  const bool fatal = code == scTimeout || code == scMpiError || code == scNcclError || code == scCudaError ||
+                     code == scRemoteError || code == scSystemError || code == scInterrupted;
   if (fatal) abortComm(comm, full);
+  return code;
+}
+
+scResult_t recordThreadError(const scComm* about, scResult_t code, const std::string& msg) {
+  tlsLastError = std::string(scGetErrorString(code)) + ": " + msg;
+  tlsErrorAbout = about;
+  return code;
 }
 
 void commUnusable(const scComm* comm) {
   SC_ARG(comm != nullptr, "communicator is NULL");
+  if (!comm->aborted.load(std::memory_order_acquire))  // interrupted between waits: this call fails, and aborts it
+    SC_THROW(scInterrupted, "rank ", comm->rank(),
+             " was interrupted (scCommInterrupt, or the process's interrupt check: a signal) before this call");
   SC_THROW(scInvalidUsage, "communicator was aborted after an earlier failure: ", comm->abortReason);
 }
 
@@ -48,8 +88,25 @@ void commUnusable(const scComm* comm) {
 
 using namespace sc;
 
+// The thread's own failure when its last concerned comm (or comm is none or
+// dead), else a copy of comm's, made while comm is held as a query.
 extern "C" const char* scGetLastError(scComm_t comm) {
-  return comm && commLive(comm) ? comm->lastError.c_str() : tlsLastError.c_str();
+  if (!comm || comm == tlsErrorAbout || !holdQuery(comm)) return tlsLastError.c_str();
+  const char* text = kNoError.c_str();
+  try {
+    if (tlsShown.size() > 16)  // forget the copies of dead communicators
+      for (auto it = tlsShown.begin(); it != tlsShown.end();) {
+        if (it->first != comm && !commLive(it->first)) it = tlsShown.erase(it);
+        else ++it;
+      }
+    std::string& shown = tlsShown[comm];
+    std::lock_guard<std::mutex> lk(gErrorMutex);
+    shown = comm->lastError;
+    text = shown.c_str();
+  } catch (...) {  // out of memory: no text rather than none of the caller's
+  }
+  releaseQuery(comm);
+  return text;
 }
 
 extern "C" scResult_t scCommInitMpi(scComm_t* out, const void* mpiComm, const scConfig_t* cfg) {
@@ -59,7 +116,18 @@ extern "C" scResult_t scCommInitMpi(scComm_t* out, const void* mpiComm, const sc
     const scTransport_t kind = cfg ? cfg->transport : scTransportMpi;
     SC_ARG(kind == scTransportMpi || kind == scTransportNccl,
            "scCommInitMpi takes transport mpi or nccl (use scCommInitLocal for local)");
-    Config c = resolveConfig(cfg, kind);
+    // A rank whose settings fail still joins the agreement, so that the others
+    // learn of it instead of waiting in MPI's creation calls.
+    Config c;
+    std::unique_ptr<Error> failure;
+    try {
+      c = resolveConfig(cfg, kind);
+    } catch (const Error& e) {
+      failure = std::make_unique<Error>(e);
+    }
+    const double timeout = !failure ? c.timeout : cfg && cfg->timeoutSeconds > 0 ? cfg->timeoutSeconds : 300.0;
+    agreeOverMpi(mpiComm, failure ? nullptr : &c, failure.get(), timeout);
+    if (failure) throw *failure;
     *out = (kind == scTransportNccl ? makeNcclComm(mpiComm, c) : makeMpiComm(mpiComm, c)).release();
   });
 }
@@ -103,6 +171,7 @@ extern "C" scResult_t scCommDestroy(scComm_t comm) {
   return scGuard(nullptr, [&] {
     SC_ARG(comm != nullptr, "communicator is NULL");
     retireComm(comm);
+    retireTopologiesOf(comm);
     delete comm;
   });
 }
@@ -134,7 +203,9 @@ extern "C" scResult_t scCommShrink(scComm_t comm, const int* excludeRanks, int n
     std::sort(exclude.begin(), exclude.end());
     SC_ARG(std::adjacent_find(exclude.begin(), exclude.end()) == exclude.end(), "excludeRanks lists rank ",
            *std::adjacent_find(exclude.begin(), exclude.end()), " twice");
-    std::unique_ptr<Transport> t = comm->transport->shrink(exclude, comm->deadline());
+    // Not the communicator's deadline: an interrupted one has passed, and
+    // shrinking is how a job goes on after an abort.
+    std::unique_ptr<Transport> t = comm->transport->shrink(exclude, Deadline::in(comm->cfg.timeout));
     auto backend = comm->device() ? makeCudaBackend(comm->cfg.device) : makeCpuBackend();
     *newcomm = new scComm(std::move(t), std::move(backend), comm->cfg);
   });
@@ -168,15 +239,17 @@ extern "C" scResult_t scCommDevice(scComm_t comm, int* device) {
   });
 }
 
+// The counters are written by the calls: read and reset as a call, held
+// alone (refused while another thread is inside a call on comm).
 extern "C" scResult_t scCommGetStats(scComm_t comm, scStats_t* stats) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     SC_ARG(comm && stats, "NULL argument");
     *stats = comm->stats;
   });
 }
 
 extern "C" scResult_t scCommResetStats(scComm_t comm) {
-  return scGuard(comm, [&] {
+  return scCall(comm, [&] {
     SC_ARG(comm, "communicator is NULL");
     comm->stats = scStats_t{};
   });

@@ -62,6 +62,13 @@ size_t envPipelineBytes(const char* v) {
 
 }  // namespace
 
+double timeoutFromEnv() {
+  const double t = envDouble("SPARCOLL_TIMEOUT", 300.0);
+  SC_ARG(t > 0, "environment variable SPARCOLL_TIMEOUT='", std::getenv("SPARCOLL_TIMEOUT"),
+         "' must be a positive number of seconds (inf: no deadline)");
+  return t;
+}
+
 bool parseAlgo(const char* s, scAlgo_t* out) {
   for (int i = 0; i < scNumAlgos; ++i)
     if (std::strcmp(s, algoName(scAlgo_t(i))) == 0) { *out = scAlgo_t(i); return true; }
@@ -96,15 +103,15 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
     }
     SC_ARG(in->algo >= 0 && in->algo < scNumAlgos, "unknown algorithm ", int(in->algo), " in scConfig_t");
     c.device = in->device;
+    SC_ARG(!std::isnan(in->timeoutSeconds), "scConfig_t.timeoutSeconds is NaN (0: SPARCOLL_TIMEOUT or 300 s)");
     if (in->timeoutSeconds > 0) c.timeout = in->timeoutSeconds;
-    else c.timeout = envDouble("SPARCOLL_TIMEOUT", 300.0);
+    else c.timeout = timeoutFromEnv();
     c.algo = in->algo;
     checkPipelineBytes(in->pipelineBytes, "scConfig_t.pipelineBytes");
     c.pipelineBytes = in->pipelineBytes;
   } else {
-    c.timeout = envDouble("SPARCOLL_TIMEOUT", 300.0);
+    c.timeout = timeoutFromEnv();
   }
-  SC_ARG(c.timeout > 0, "timeout must be positive, got ", c.timeout);
   if (const char* a = std::getenv("SPARCOLL_ALGO"); a && *a) {
     SC_ARG(parseAlgo(a, &c.algo), "SPARCOLL_ALGO='", a,
            "' is not one of auto, ring, rabenseifner, recdbl, native, binomial, scatter_allgather");
@@ -157,8 +164,10 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   // An empty string is "not given", as for the environment variables.
   if (tuningFile && *tuningFile) {
     c.tuning = model::loadTuning(tuningFile);
+    c.tuningPath = tuningFile;
   } else if (const char* f = std::getenv("SPARCOLL_TUNING_FILE"); f && *f) {
     c.tuning = model::loadTuning(f, "SPARCOLL_TUNING_FILE");
+    c.tuningPath = f;
   }
   return c;
 }

@@ -33,6 +33,7 @@ struct Config {
   // tell (local, nccl from a unique id); SPARCOLL_MACHINES (machinesEnv > 0)
   // overrides it.
   std::shared_ptr<const model::Tuning> tuning;
+  std::string tuningPath;  // the file tuning was read from (empty: none), for the ranks' agreement
   model::Overrides env;
   int machines = 1;
   int machinesEnv = 0;
@@ -54,6 +55,9 @@ struct Config {
 // and reads the tuning file (scConfig_t.tuningFile, else
 // SPARCOLL_TUNING_FILE).
 Config resolveConfig(const scConfig_t* cfg, scTransport_t transport);
+// SPARCOLL_TIMEOUT in seconds, 300 when unset; scInvalidArgument naming the
+// variable unless a positive number.
+double timeoutFromEnv();
 // The cost model of a communicator of P ranks made with cfg.
 model::Model commModel(const Config& cfg, bool device, int P);
 // "ring" -> scAlgoRing ...; false when unknown.
@@ -71,7 +75,8 @@ struct scComm {
   std::unique_ptr<sc::Backend> backend;
   sc::Config cfg;
   scStats_t stats{};
-  bool aborted = false;
+  // Set (release) after abortReason: a query of another thread may read both.
+  std::atomic<bool> aborted{false};
   std::string abortReason;
   std::string lastError;
   sc::model::Model model;  // what every auto of this communicator decides on
@@ -104,7 +109,10 @@ struct scComm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool device() const { return backend->mem() == sc::Mem::Device; }
-  sc::Deadline deadline() const { return sc::Deadline::in(cfg.timeout); }
+  // scCommInterrupt's flag: every deadline of the communicator watches it
+  // (core/deadline.h), and a wait's interrupt check may set it.
+  mutable std::atomic<bool> interrupted{false};
+  sc::Deadline deadline() const { return sc::Deadline::in(cfg.timeout).stoppedBy(&interrupted); }
   // When the current call (the outermost C entry point) began waiting: a
   // Clock tick count, Deadline::kNotStarted until the call's first wait
   // looks at its deadline, and kOutside between calls. The call's deadline
@@ -114,8 +122,9 @@ struct scComm {
   std::atomic<sc::Clock::rep> callStart{kOutside};
   // Outside a call, a deadline from now.
   sc::Deadline callDeadline() {
-    return callStart.load(std::memory_order_relaxed) == kOutside ? deadline()
-                                                                  : sc::Deadline::atFirstLook(&callStart, cfg.timeout);
+    return callStart.load(std::memory_order_relaxed) == kOutside
+               ? deadline()
+               : sc::Deadline::atFirstLook(&callStart, cfg.timeout).stoppedBy(&interrupted);
   }
   size_t pipelineBytes() const {
     return cfg.pipelineBytes ? cfg.pipelineBytes : (device() ? (4u << 20) : (1u << 20));

@@ -1,4 +1,5 @@
-// A point in time after which a blocking wait gives up with scTimeout.
+// A point in time after which a blocking wait gives up with scTimeout, and
+// the interrupt (scCommInterrupt, the interrupt check) that ends it early.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,12 @@
 namespace sc {
 
 using Clock = std::chrono::steady_clock;
+
+// The process's interrupt check (scSetInterruptCheck), run by a waiting
+// thread at most every kInterruptPeriod: whether it asks to stop. Only
+// deadlines with a stop flag (a communicator's) run it.
+constexpr auto kInterruptPeriod = std::chrono::milliseconds(100);
+bool interruptCheckSaysStop(Clock::time_point now);
 
 // A deadline: a fixed time point (in, after), or a budget that starts at its
 // first look (atFirstLook). The latter is a call's (scComm::callDeadline):
@@ -30,8 +37,29 @@ class Deadline {
   // start's owner is between calls, and a look counts from now without
   // setting it. It must outlive the deadline.
   static Deadline atFirstLook(std::atomic<Clock::rep>* start, double s) { return Deadline({}, s, start); }
+  // The same deadline, passed at once when *stop is set (the communicator's
+  // interrupt flag, which a wait of it may also set from the interrupt
+  // check). *stop must outlive the deadline.
+  Deadline stoppedBy(std::atomic<bool>* stop) const {
+    Deadline d = *this;
+    d.stop_ = stop;
+    return d;
+  }
 
+  // Whether the deadline passed at `now`, or the wait was interrupted.
+  // Waits call it (or expired(), at()) at least every kInterruptPeriod.
+  bool passedAt(Clock::time_point now) const {
+    if (stop_ && (stop_->load(std::memory_order_relaxed) || interruptCheckSaysStop(now))) {
+      stop_->store(true, std::memory_order_relaxed);
+      return true;
+    }
+    return now >= at();
+  }
+  bool interrupted() const { return stop_ && stop_->load(std::memory_order_relaxed); }
+
+  // When the wait must end: the deadline, or the past once interrupted.
   Clock::time_point at() const {
+    if (interrupted()) return Clock::time_point::min();
     if (!start_) return at_;
     Clock::rep t = start_->load(std::memory_order_acquire);
     if (t < 0) return Clock::now() + budget(seconds);  // its call has ended: a budget from now, shared by none
@@ -41,7 +69,7 @@ class Deadline {
     }
     return Clock::time_point(Clock::duration(t)) + budget(seconds);
   }
-  bool expired() const { return Clock::now() >= at(); }
+  bool expired() const { return passedAt(Clock::now()); }
   // Throws scTimeout naming what was being waited for.
   void check(const char* what) const {
     if (expired()) SC_THROW(scTimeout, "deadline of ", seconds, " s expired while waiting for ", what);
@@ -59,6 +87,7 @@ class Deadline {
 
   Clock::time_point at_{};
   std::atomic<Clock::rep>* start_ = nullptr;
+  std::atomic<bool>* stop_ = nullptr;
 };
 
 }  // namespace sc

@@ -11,9 +11,11 @@
 #endif
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -42,6 +44,15 @@ std::unordered_set<const scComm*>& live() {
 std::vector<EnterSlot*>& slots() {
   static auto* v = new std::vector<EnterSlot*>;
   return *v;
+}
+// Queries in flight, by communicator, and their end (retireComm waits).
+std::unordered_map<const scComm*, int>& queries() {
+  static auto* m = new std::unordered_map<const scComm*, int>;
+  return *m;
+}
+std::condition_variable& queriesEnded() {
+  static auto* c = new std::condition_variable;
+  return *c;
 }
 
 // A thread's slot goes back when the thread ends (this object's destructor;
@@ -89,10 +100,21 @@ void heavyFence() {
 #endif
 }
 
-[[noreturn]] void inUseElsewhere(const scComm* comm) {
-  SC_THROW(scInvalidUsage, "rank ", comm->rank(),
-           ": the communicator is in use by another thread (calls on one communicator must not overlap; give each "
-           "thread its own communicator)");
+// The call the thread `owner` holds a communicator for, and that thread, in
+// words (under the lock: the slots stay put).
+std::string heldBy(std::thread::id owner) {
+  for (const EnterSlot* s : slots())
+    if (s->thread == owner) {
+      const char* name = s->calling.load(std::memory_order_relaxed);
+      return cat(name ? name : "a call", " of thread ", s->tid);
+    }
+  return "a call";
+}
+
+[[noreturn]] void inUseElsewhere(const scComm* comm, const char* name, std::thread::id owner) {
+  SC_THROW(scInvalidUsage, name, ": rank ", comm->rank(), ": the communicator is in use by another thread (inside ",
+           heldBy(owner), "; this is thread ", long(syscall(SYS_gettid)),
+           "): calls on one communicator must not overlap; give each thread its own communicator");
 }
 
 }  // namespace
@@ -125,41 +147,62 @@ bool commLive(const scComm* comm) {
   return live().count(comm) != 0;
 }
 
-scResult_t enterCallSlow(scComm* comm, bool* nested) {
+scResult_t enterCallSlow(scComm* comm, bool* nested, const char* name) {
   const std::thread::id me = std::this_thread::get_id();
   try {
     std::lock_guard<std::mutex> lk(liveMutex());
-    SC_REQUIRE(live().count(comm), scInvalidUsage, "communicator handle was destroyed or never created");
+    SC_REQUIRE(live().count(comm), scInvalidUsage, name, ": communicator handle was destroyed or never created");
     std::thread::id owner{};
     if (!comm->inUse.compare_exchange_strong(owner, me)) {
       *nested = owner == me;
-      if (!*nested) inUseElsewhere(comm);
+      if (!*nested) inUseElsewhere(comm, name, owner);
     }
     if (!tlsEnterSlot) {  // this thread's first entry: its slot, given back when it ends
       slots().push_back(new EnterSlot);
       tlsEnterSlot = slots().back();
+      tlsEnterSlot->thread = me;
+      tlsEnterSlot->tid = long(syscall(SYS_gettid));
       tlsSlotOwner.armed = true;
     }
+    if (!*nested) tlsEnterSlot->calling.store(name, std::memory_order_relaxed);
     tlsKnown = {comm, gRemoved.load(std::memory_order_relaxed)};
   } catch (const Error& e) {
-    // Recorded for this thread only: another thread may own the communicator.
-    recordError(nullptr, e.code(), e.what());
-    return e.code();
+    // This thread's alone: another thread may own the communicator.
+    return recordThreadError(comm, e.code(), e.what());
   }
   startCall(comm, *nested);
   return scSuccess;
 }
 
-void retireComm(scComm* comm) {
+bool holdQuery(const scComm* comm) {
   std::lock_guard<std::mutex> lk(liveMutex());
+  if (!live().count(comm)) return false;
+  ++queries()[comm];
+  return true;
+}
+
+void releaseQuery(const scComm* comm) noexcept {
+  std::lock_guard<std::mutex> lk(liveMutex());
+  auto it = queries().find(comm);
+  if (--it->second) return;
+  queries().erase(it);
+  queriesEnded().notify_all();
+}
+
+void retireComm(scComm* comm) {
+  std::unique_lock<std::mutex> lk(liveMutex());
   // Held and removed under the lock, so that of two racing removals only
   // one proceeds, and a call that entered first keeps it (this fails).
   SC_REQUIRE(live().count(comm), scInvalidUsage, "communicator handle was destroyed already or never created");
-  std::thread::id none{};
-  SC_REQUIRE(comm->inUse.compare_exchange_strong(none, std::this_thread::get_id()), scInvalidUsage, "rank ",
-             comm->rank(), ": scCommDestroy while another thread is inside a call on the communicator");
+  std::thread::id owner{};
+  if (!comm->inUse.compare_exchange_strong(owner, std::this_thread::get_id()))
+    SC_THROW(scInvalidUsage, "rank ", comm->rank(), ": scCommDestroy while another thread is inside a call on the ",
+             "communicator (", heldBy(owner), "): destroy it once the call has returned");
   live().erase(comm);
   gRemoved.fetch_add(1, std::memory_order_seq_cst);
+  // Queries that held it before the removal end soon (they never wait);
+  // later ones find it gone.
+  queriesEnded().wait(lk, [&] { return !queries().count(comm); });
   // A thread that looked before the count moved may still be about to try to
   // hold it (a few instructions): its slot names it until then. The fence
   // makes every slot marked before that look visible here, and every look

@@ -3,7 +3,10 @@
 // A handle is looked up in the live set before anything reads it, so a
 // destroyed or made-up handle is scInvalidUsage, not a read of freed memory.
 // A call then holds its communicator (scComm::inUse) for its duration: a
-// second thread that calls meanwhile gets scInvalidUsage.
+// second thread that calls meanwhile gets scInvalidUsage. A query (scGuard:
+// rank, estimates, the last error...) holds it shared instead, beside a call
+// of another thread: it reads only what calls leave alone. scCommDestroy
+// waits for queries (they never wait) and refuses while a call is inside.
 //
 // The look-up of every call is lock-free: each thread remembers the
 // communicator it last entered and the count of removals then (gRemoved).
@@ -39,6 +42,11 @@ struct KnownComm {
 };
 struct EnterSlot {
   std::atomic<const scComm*> entering{nullptr};
+  // The entry point of the call this thread holds a communicator for, and
+  // the thread (its Linux id): what a thread refused meanwhile is told.
+  std::atomic<const char*> calling{nullptr};
+  std::thread::id thread;
+  long tid = 0;
 };
 extern std::atomic<uint64_t> gRemoved;
 extern std::atomic<bool> gLightEntry;  // the removal fences for the callers (membarrier)
@@ -52,15 +60,16 @@ inline void startCall(scComm* comm, bool nested) {
   if (!nested) comm->callStart.store(Deadline::kNotStarted, std::memory_order_relaxed);
 }
 
-// scCall's entry: fails (recording the error for this thread only, since
-// another thread may own the communicator) when comm is not live or is in
-// use by another thread; else it holds comm (the call takes its number later,
-// in setCall: core/call.h). *nested: this thread held it already (a call from
-// inside a call), and keeps holding it after the inner call.
-scResult_t enterCallSlow(scComm* comm, bool* nested);
+// scCall's entry for the C entry point `name`: fails (recording the error
+// for this thread only, since another thread may own the communicator) when
+// comm is not live or is in use by another thread; else it holds comm (the
+// call takes its number later, in setCall: core/call.h). *nested: this
+// thread held it already (a call from inside a call), and keeps holding it
+// after the inner call.
+scResult_t enterCallSlow(scComm* comm, bool* nested, const char* name);
 // The common case inline: this thread's last communicator, none removed
 // since, held by no thread. The rest, errors included, in enterCallSlow.
-inline scResult_t enterCall(scComm* comm, bool* nested) {
+inline scResult_t enterCall(scComm* comm, bool* nested, const char* name) {
   EnterSlot* slot = tlsEnterSlot;
   if (slot && tlsKnown.comm == comm) {
     slot->entering.store(comm, std::memory_order_relaxed);
@@ -75,12 +84,13 @@ inline scResult_t enterCall(scComm* comm, bool* nested) {
     }
     slot->entering.store(nullptr, std::memory_order_release);
     if (held || mine) {
+      if (held) slot->calling.store(name, std::memory_order_relaxed);  // a plain store: no fence
       *nested = mine;
       startCall(comm, mine);
       return scSuccess;
     }
   }
-  return enterCallSlow(comm, nested);
+  return enterCallSlow(comm, nested, name);
 }
 inline void leaveCall(scComm* comm) noexcept {
   comm->callStart.store(scComm::kOutside, std::memory_order_relaxed);
@@ -92,10 +102,18 @@ inline void leaveCall(scComm* comm) noexcept {
 enum class Membarrier { On, Off, Invalid };
 Membarrier membarrierSetting(const char* v);
 
+// A query's shared hold (scGuard): false when comm is not live. Taken under
+// the live set's lock: queries are not on a call's fast path.
+bool holdQuery(const scComm* comm);
+void releaseQuery(const scComm* comm) noexcept;
+
 // scCommDestroy's part: holds comm (scInvalidUsage when another thread is
-// inside a call on it, or when it is not live), removes it from the live set
-// and returns once no thread can still be about to enter it; the caller
-// then deletes it.
+// inside a call on it, naming the call, or when it is not live), removes it
+// from the live set and returns once no query holds it and no thread can
+// still be about to enter it; the caller then deletes it.
 void retireComm(scComm* comm);
+// scCommDestroy's next step (neighbor/api_neighbor.cpp): the topologies made
+// on comm refuse every call after it but scTopologyDestroy, which frees them.
+void retireTopologiesOf(const scComm* comm);
 
 }  // namespace sc

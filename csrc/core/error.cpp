@@ -25,6 +25,7 @@ extern "C" const char* scGetErrorString(scResult_t r) {
     case scTimeout: return "timeout";
     case scRemoteError: return "remote error";
     case scInternalError: return "internal error";
+    case scInterrupted: return "interrupted";
     default: return "unknown result code";
   }
 }

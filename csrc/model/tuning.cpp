@@ -24,8 +24,11 @@ using json = nlohmann::json;
 
 constexpr const char* kFormat = "sparcoll-tuning";
 constexpr int kVersion = 1;
-// Far above any real file; a path to something else (a data set) fails fast.
-constexpr off_t kMaxFileBytes = 64 << 20;
+// Far above any real file (a few KiB, nested 4 deep); a path to something
+// else (a data set) fails fast, and so does a file of nested brackets, which
+// nlohmann would otherwise build into gigabytes of empty arrays.
+constexpr off_t kMaxFileBytes = 16 << 20;
+constexpr int kMaxDepth = 64;
 
 const char* const kCollNames[kNumRuleCollectives] = {"allreduce", "reduce_scatter", "allgather", "sparse_allreduce",
                                                      "dsop",      "broadcast",      "neighbor_allgather"};
@@ -68,14 +71,18 @@ std::string nameList(int coll) {
 
 // Rejects duplicate keys, which nlohmann would silently resolve to the last:
 // a rule with "bytes" twice is a mistake to report, not to guess at. Tracks
-// where the parser is so the message has the key's path.
+// where the parser is so the message has the key's path. Stops at once at
+// a nesting deeper than kMaxDepth.
 class DuplicateKeys {
  public:
   explicit DuplicateKeys(const std::string& prefix) : prefix_(prefix) {}
-  bool operator()(int, json::parse_event_t ev, json& parsed) {
+  bool operator()(int depth, json::parse_event_t ev, json& parsed) {
     switch (ev) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
+        if (depth >= kMaxDepth)  // depth: the arrays and objects around this one
+          SC_THROW(scInvalidArgument, prefix_, ": arrays and objects nested more than ", kMaxDepth,
+                   " deep (a tuning file nests 4)");
         element();
         stack_.emplace_back();
         stack_.back().array = ev == json::parse_event_t::array_start;
@@ -114,12 +121,17 @@ class DuplicateKeys {
   std::vector<Frame> stack_;
 };
 
+std::string tooLarge(uint64_t bytes) {
+  return cat(bytes, " bytes, more than a tuning file has (", kMaxFileBytes >> 20, " MiB at most)");
+}
+
 class Parser {
  public:
   // prefix: how messages name the file ("tuning file 'x.json'").
   explicit Parser(std::string prefix) : prefix_(std::move(prefix)) {}
 
   std::shared_ptr<Tuning> parse(const std::string& text) {
+    if (text.size() > size_t(kMaxFileBytes)) fail("", tooLarge(text.size()));
     json doc;
     try {
       doc = json::parse(text, DuplicateKeys(prefix_));
@@ -365,8 +377,7 @@ std::shared_ptr<const Tuning> loadTuning(const std::string& path, const char* or
   struct stat st;
   SC_ARG(stat(path.c_str(), &st) == 0, prefix, ": cannot be read (", std::strerror(errno), ")");
   SC_ARG(S_ISREG(st.st_mode), prefix, ": cannot be read (not a regular file)");
-  SC_ARG(st.st_size <= kMaxFileBytes, prefix, ": ", st.st_size,
-         " bytes, more than a tuning file has (64 MiB at most)");
+  SC_ARG(st.st_size <= kMaxFileBytes, prefix, ": ", tooLarge(uint64_t(st.st_size)));
   std::ifstream in(path, std::ios::binary);
   SC_ARG(in, prefix, ": cannot be read (", std::strerror(errno), ")");
   std::ostringstream text;

@@ -2,9 +2,14 @@
 // before any message, the algorithm (auto: model.cpp), the schedule.
 //
 // Handles are numbers that are never reused, looked up in a table: a
-// destroyed handle is then an error, not a use of freed memory.
+// destroyed handle is then an error, not a use of freed memory. A call holds
+// its topology as it holds the communicator: a collective through the
+// communicator (scCall), which scTopologyDestroy holds too, so neither can
+// free the topology under the other; a query through a count that
+// scTopologyDestroy, and the destruction of the communicator, wait for.
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -17,47 +22,104 @@
 namespace sc::nbr {
 namespace {
 
+// A live topology: its communicator (null once that was destroyed, and the
+// topology freed with it: retireTopologiesOf) and its queries in flight.
+struct Entry {
+  std::unique_ptr<Topology> t;
+  scComm* comm = nullptr;
+  int queries = 0;
+};
 std::mutex gMutex;
-std::unordered_map<uintptr_t, std::unique_ptr<Topology>> gLive;
+std::condition_variable gQueriesEnded;
+std::unordered_map<uintptr_t, Entry> gLive;
 uintptr_t gLast = 0x5C000000;
 
 scTopology_t adopt(std::unique_ptr<Topology> t) {
   std::lock_guard<std::mutex> lk(gMutex);
   gLast += 16;
-  gLive.emplace(gLast, std::move(t));
+  scComm* comm = t->comm;
+  gLive.emplace(gLast, Entry{std::move(t), comm, 0});
   return reinterpret_cast<scTopology_t>(gLast);
 }
 
-// Each thread remembers the last topology it looked up, with the number of
-// destructions seen then; while none happened since, it is still live (a
-// call's look-up without the lock).
+// Each thread remembers the last topology it looked up and its communicator,
+// with the number of destructions (and retirements) seen then; while none
+// happened since, it is still live (a call's look-up without the lock).
 std::atomic<uint64_t> gDestroyed{0};
 struct Found {
   scTopology_t h = nullptr;
   Topology* t = nullptr;
+  scComm* comm = nullptr;
   uint64_t epoch = 0;
 };
 thread_local Found tlsFound SC_HOT_TLS;
 
-Topology& lookup(scTopology_t h) {
+bool cached(scTopology_t h) { return h == tlsFound.h && tlsFound.epoch == gDestroyed.load(std::memory_order_acquire); }
+
+// h's entry, with a usable topology; under gMutex.
+Entry& find(scTopology_t h) {
   SC_ARG(h != nullptr, "topology is NULL");
-  if (h == tlsFound.h && tlsFound.epoch == gDestroyed.load(std::memory_order_acquire)) return *tlsFound.t;
-  std::lock_guard<std::mutex> lk(gMutex);
   auto it = gLive.find(reinterpret_cast<uintptr_t>(h));
   SC_ARG(it != gLive.end(), "topology ", static_cast<const void*>(h), " was destroyed or never created");
-  tlsFound = {h, it->second.get(), gDestroyed.load(std::memory_order_relaxed)};
-  return *it->second;
+  SC_REQUIRE(it->second.comm, scInvalidUsage, "topology ", static_cast<const void*>(h),
+             ": its communicator was destroyed (destroy a topology before its communicator)");
+  return it->second;
 }
 
-// Finds the topology (failures recorded per thread), then runs body with
-// failures recorded on its communicator.
+Entry& remember(scTopology_t h) {
+  Entry& e = find(h);
+  tlsFound = {h, e.t.get(), e.comm, gDestroyed.load(std::memory_order_relaxed)};
+  return e;
+}
+
+// The communicator of a collective call on h, before the call holds it.
+scComm* commOf(scTopology_t h) {
+  if (h && cached(h)) return tlsFound.comm;
+  std::lock_guard<std::mutex> lk(gMutex);
+  return remember(h).comm;
+}
+
+// h's topology in a call that holds comm: none can be destroyed meanwhile
+// (scTopologyDestroy holds the communicator too, and scCommDestroy is
+// refused). A destruction since commOf looked is seen here: it moved the
+// count before it let the communicator go.
+Topology& held(scTopology_t h, const scComm* comm) {
+  if (cached(h) && tlsFound.comm == comm) return *tlsFound.t;
+  std::lock_guard<std::mutex> lk(gMutex);
+  Entry& e = remember(h);
+  SC_REQUIRE(e.comm == comm, scInvalidUsage, "topology ", static_cast<const void*>(h),
+             ": its communicator was destroyed (destroy a topology before its communicator)");
+  return *e.t;
+}
+
+// A collective call on a topology: held through its communicator.
 template <typename F>
-scResult_t withTopology(scTopology_t h, F&& body, bool collective = false) {
-  Topology* t = nullptr;
-  const scResult_t found = scGuard(nullptr, [&] { t = &lookup(h); });
+scResult_t collective(scTopology_t h, const char* name, F&& body) {
+  scComm* comm = nullptr;
+  const scResult_t found = scGuard(nullptr, [&] { comm = commOf(h); });
   if (found != scSuccess) return found;
-  if (collective) return scCall(t->comm, [&] { body(*t); });
-  return scGuard(t->comm, [&] { body(*t); });
+  return scCall(comm, [&] { body(held(h, comm)); }, name);
+}
+
+// A query on a topology (failures recorded per thread): counted while it
+// runs, and its communicator held as a query.
+template <typename F>
+scResult_t query(scTopology_t h, F&& body) {
+  Entry* e = nullptr;
+  const scResult_t found = scGuard(nullptr, [&] {
+    std::lock_guard<std::mutex> lk(gMutex);
+    e = &find(h);
+    ++e->queries;
+  });
+  if (found != scSuccess) return found;
+  struct Release {
+    Entry* e;
+    ~Release() {
+      std::lock_guard<std::mutex> lk(gMutex);
+      if (--e->queries == 0) gQueriesEnded.notify_all();
+    }
+  } release{e};
+  return scGuard(e->comm, [&] { body(*e->t); });
 }
 
 const char* const kAlgoNames[] = {"auto", "naive", "combining", "hierarchical", "native"};
@@ -160,30 +222,43 @@ extern "C" scResult_t scTopologyCreate(scTopology_t* topo, scComm_t comm, int in
   });
 }
 
+// Held as a call on the topology's communicator, so that no collective on
+// the topology is inside meanwhile; its queries are waited for.
 extern "C" scResult_t scTopologyDestroy(scTopology_t topo) {
-  return scGuard(nullptr, [&] {
+  scComm* comm = nullptr;
+  const scResult_t found = scGuard(nullptr, [&] {
     SC_ARG(topo != nullptr, "topology is NULL");
+    std::lock_guard<std::mutex> lk(gMutex);
+    auto it = gLive.find(reinterpret_cast<uintptr_t>(topo));
+    SC_ARG(it != gLive.end(), "topology ", static_cast<const void*>(topo), " was destroyed or never created");
+    comm = it->second.comm;
+    if (!comm) gLive.erase(it);  // freed with its communicator: nothing can use it
+  });
+  if (found != scSuccess || !comm) return found;
+  return scCall(comm, [&] {
     std::unique_ptr<Topology> dead;
     {
-      std::lock_guard<std::mutex> lk(gMutex);
+      std::unique_lock<std::mutex> lk(gMutex);
       auto it = gLive.find(reinterpret_cast<uintptr_t>(topo));
       SC_ARG(it != gLive.end(), "topology ", static_cast<const void*>(topo), " was destroyed or never created");
-      dead = std::move(it->second);
-      gLive.erase(it);
+      Entry& e = it->second;  // stays put: only a holder of comm erases it
+      if (e.comm == comm) gQueriesEnded.wait(lk, [&] { return e.queries == 0; });
+      dead = std::move(e.t);  // e.comm != comm: freed with its communicator meanwhile
+      gLive.erase(reinterpret_cast<uintptr_t>(topo));
       gDestroyed.fetch_add(1, std::memory_order_release);
     }
-  });
+  }, "scTopologyDestroy");
 }
 
 extern "C" scResult_t scTopologyDegrees(scTopology_t topo, int* indegree, int* outdegree) {
-  return withTopology(topo, [&](Topology& t) {
+  return query(topo, [&](Topology& t) {
     if (indegree) *indegree = int(t.sources.size());
     if (outdegree) *outdegree = int(t.destinations.size());
   });
 }
 
 extern "C" scResult_t scTopologyFriendGroup(scTopology_t topo, int* k, int* theta, int* size, int* members) {
-  return withTopology(topo, [&](Topology& t) {
+  return query(topo, [&](Topology& t) {
     if (k) *k = t.comb.k;
     if (theta) *theta = t.comb.theta;
     if (size) *size = int(t.comb.group.size());
@@ -192,7 +267,7 @@ extern "C" scResult_t scTopologyFriendGroup(scTopology_t topo, int* k, int* thet
 }
 
 extern "C" scResult_t scTopologyCostTerms(scTopology_t topo, scNbrAlgo_t algo, scNbrCostTerms_t* terms) {
-  return withTopology(topo, [&](Topology& t) {
+  return query(topo, [&](Topology& t) {
     SC_ARG(terms != nullptr, "terms output is NULL");
     SC_ARG(algo > scNbrAuto && algo < scNumNbrAlgos, "algorithm ", int(algo),
            algo == scNbrAuto ? " (auto): the terms are an explicit algorithm's" : " is not a neighbourhood algorithm");
@@ -201,7 +276,7 @@ extern "C" scResult_t scTopologyCostTerms(scTopology_t topo, scNbrAlgo_t algo, s
 }
 
 extern "C" scResult_t scNeighborAlgoFor(scTopology_t topo, size_t bytes, scNbrAlgo_t* algo) {
-  return withTopology(topo, [&](Topology& t) {
+  return query(topo, [&](Topology& t) {
     SC_ARG(algo != nullptr, "algo output is NULL");
     *algo = chooseAlgo(t, double(bytes));
   });
@@ -209,7 +284,7 @@ extern "C" scResult_t scNeighborAlgoFor(scTopology_t topo, size_t bytes, scNbrAl
 
 extern "C" scResult_t scTopologyEstimateTime(scTopology_t topo, size_t bytes, scNbrAlgo_t algo, double* seconds,
                                              scNbrAlgo_t* autoAlgo) {
-  return withTopology(topo, [&](Topology& t) {
+  return query(topo, [&](Topology& t) {
     SC_ARG(seconds != nullptr, "seconds output is NULL");
     SC_ARG(algo >= 0 && algo < scNumNbrAlgos, "unknown neighbourhood algorithm ", int(algo));
     const scNbrAlgo_t pick = chooseAlgo(t, double(bytes));
@@ -220,7 +295,7 @@ extern "C" scResult_t scTopologyEstimateTime(scTopology_t topo, size_t bytes, sc
 
 extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, void* recv, scDataType_t dt,
                                           scNbrAlgo_t algo, scTopology_t topo, void* stream) {
-  return withTopology(topo, [&](Topology& t) {
+  return collective(topo, "scNeighborAllGather", [&](Topology& t) {
     checkAllGather(t, send, sendcount, recv, dt, algo, stream);
     setCall(*t.comm, {"scNeighborAllGather", sendcount, dt, -1, kAlgoNames[algo]});
     if (sendcount == 0) return;  // every rank passes the same sendcount: nothing moves anywhere
@@ -233,13 +308,13 @@ extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, vo
       for (size_t e = 0; e < in; ++e) L.displs.push_back(e * sendcount);
     }
     run(t, algo, send, recv, L, dt, stream, sendcount * dtypeSize(dt));
-  }, /*collective=*/true);
+  });
 }
 
 extern "C" scResult_t scNeighborAllGatherV(const void* send, size_t sendcount, void* recv, const size_t* recvcounts,
                                            const size_t* displs, scDataType_t dt, scNbrAlgo_t algo, scTopology_t topo,
                                            void* stream) {
-  return withTopology(topo, [&](Topology& t) {
+  return collective(topo, "scNeighborAllGatherV", [&](Topology& t) {
     checkCall(t, dt, algo, stream);
     const size_t in = t.sources.size(), esz = dtypeSize(dt);
     if (in) SC_ARG(recvcounts && displs, "recvcounts and displs must not be NULL with indegree ", in);
@@ -267,5 +342,25 @@ extern "C" scResult_t scNeighborAllGatherV(const void* send, size_t sendcount, v
       blockBytes = size_t(largest[0]);
     }
     run(t, algo, send, recv, L, dt, stream, blockBytes);
-  }, /*collective=*/true);
+  });
+}
+
+// scCommDestroy's step after retireComm (core/entry.h): no call holds comm
+// or can, so only queries of its topologies may still run; once they end,
+// each topology is freed, its handle kept for scTopologyDestroy.
+void sc::retireTopologiesOf(const scComm* comm) {
+  std::vector<std::unique_ptr<Topology>> dead;
+  {
+    std::unique_lock<std::mutex> lk(gMutex);
+    std::vector<uintptr_t> mine;
+    for (const auto& [h, e] : gLive)
+      if (e.comm == comm) mine.push_back(h);
+    for (uintptr_t h : mine) {  // by key: a wait lets other topologies in, which may rehash
+      Entry& e = gLive.at(h);
+      gQueriesEnded.wait(lk, [&] { return e.queries == 0; });
+      e.comm = nullptr;
+      dead.push_back(std::move(e.t));
+    }
+    if (!mine.empty()) gDestroyed.fetch_add(1, std::memory_order_release);
+  }
 }

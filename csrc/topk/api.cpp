@@ -92,12 +92,6 @@ uint64_t maxOutput(const Params& p) {
   return bucketed(p.method) && p.output == scTopkVariable ? p.n : p.k;
 }
 
-double timeoutSeconds() {
-  const char* env = std::getenv("SPARCOLL_TIMEOUT");
-  const double s = env ? std::atof(env) : 0;
-  return s > 0 ? s : 300.0;
-}
-
 // Checks the output buffers and that every buffer lives where `device` says
 // (-1 = host); returns nothing, throws scInvalidArgument. `seen` (a state's)
 // holds the buffers of its last call that passed: the same ones again are not
@@ -133,7 +127,7 @@ struct Run {
 
 Outcome run(const Params& p, const Buffers& b, const Run& r) {
   if (r.device >= 0)
-    return selectDevice(p, b, DeviceCall{r.device, r.stream, r.wait, r.wait ? timeoutSeconds() : 0, r.counts,
+    return selectDevice(p, b, DeviceCall{r.device, r.stream, r.wait, r.wait ? timeoutFromEnv() : 0, r.counts,
                                          r.arena});
   const Outcome o = selectHost(p, b);
   if (r.counts) *r.counts = scTopkCounts_t{o.nnz, o.selected, o.deferred};

@@ -30,8 +30,11 @@ std::unique_ptr<scComm> noNcclCommFromId(int, const scUniqueId&, int, const Conf
   SC_THROW(scInvalidUsage, SC_NO_NCCL, ": scCommInitRank is unavailable");
 }
 
+void noAgreement(const void*, const Config*, const Error*, double) {}
+
 }  // namespace
 
+ToolkitFn<void(const void*, const Config*, const Error*, double)> agreeOverMpi{noAgreement};
 ToolkitFn<std::unique_ptr<scComm>(const void*, const Config&)> makeMpiComm{noMpiComm};
 ToolkitFn<std::unique_ptr<scComm>(const void*, const Config&)> makeNcclComm{noNcclComm};
 ToolkitFn<void(scUniqueId*)> makeNcclUniqueId{noNcclUniqueId};

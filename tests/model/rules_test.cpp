@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -249,14 +250,20 @@ TEST(Rules, NeighborAutoRunsTheRule) {
     });
   };
   int model = -1, want = -1;
+  std::mutex keep;
   if (!withTopology(configWith(nullptr), [&](scComm_t comm, scTopology_t t) {
         scNbrAlgo_t a;
         ASSERT_EQ(scNeighborAlgoFor(t, count * 4, &a), scSuccess);
-        model = a;
-        // A scheduled algorithm whose traffic differs from the model's pick here.
-        const Traffic m = gather(comm, t, model);
+        // A scheduled algorithm whose traffic differs from the model's pick
+        // here, found by each rank's thread on its own (every rank makes the
+        // same calls), then kept (every rank finds the same).
+        int found = -1;
+        const Traffic m = gather(comm, t, a);
         for (int y : {scNbrHierarchical, scNbrNaive, scNbrCombining})
-          if (want < 0 && y != model && gather(comm, t, y) != m) want = y;
+          if (found < 0 && y != a && gather(comm, t, y) != m) found = y;
+        std::lock_guard<std::mutex> lk(keep);
+        model = a;
+        want = found;
       }))
     GTEST_SKIP() << "needs " << P << " ranks";
   ASSERT_GE(want, 0) << "no algorithm moves other traffic than the model's pick on this graph";

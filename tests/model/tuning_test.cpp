@@ -4,8 +4,10 @@
 // SPARCOLL_TUNING_FILE, their order, and old-size scConfig_t structs.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <filesystem>
 #include <utility>
 #include <vector>
 
@@ -283,6 +285,35 @@ TEST(TuningFile, BadFileFailsCommunicatorCreation) {
     EXPECT_EQ(scCommInitMpi(&comm, nullptr, &cfg), scInvalidArgument);
     EXPECT_EQ(comm, nullptr);
   }
+}
+
+// Nesting and size are capped: a file of nested brackets is refused at
+// once (it took 27 s and 2.9 GB before running out of memory), a file past
+// 16 MiB before it is read, each naming the file and where it came from.
+TEST(TuningFile, DeepOrHugeFilesAreRefusedNamingTheFile) {
+  ScopedEnv noEnv("SPARCOLL_TUNING_FILE", nullptr);
+  const std::string deep(1 << 20, '[');  // 1 MiB of '['
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(parseError(deep), "tuning file 't.json': arrays and objects nested more than 64 deep "
+                              "(a tuning file nests 4)");
+  // 64 levels still parse (and fail on what they hold).
+  EXPECT_EQ(parseError(std::string(64, '[') + std::string(64, ']')), "tuning file 't.json': "
+                                                                      "the document is an array, expected an object");
+  const std::string deepFile = writeTuning(deep);
+  scConfig_t cfg = configWith(deepFile.c_str());
+  EXPECT_EQ(initError(&cfg), "invalid argument: tuning file '" + deepFile +
+                                 "': arrays and objects nested more than 64 deep (a tuning file nests 4)");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+
+  const std::string huge = writeTuning(tuningJson("[]"));
+  std::filesystem::resize_file(huge, (16u << 20) + 1);  // sparse: nothing written
+  const std::string tooLarge = std::to_string((16u << 20) + 1) + " bytes, more than a tuning file has (16 MiB at most)";
+  cfg = configWith(huge.c_str());
+  EXPECT_EQ(initError(&cfg), "invalid argument: tuning file '" + huge + "': " + tooLarge);
+  ScopedEnv env("SPARCOLL_TUNING_FILE", huge.c_str());
+  EXPECT_EQ(initError(nullptr), "invalid argument: tuning file '" + huge + "' (from SPARCOLL_TUNING_FILE): " + tooLarge);
+  std::filesystem::resize_file(huge, 16u << 20);  // at the limit: read, and refused as JSON only
+  EXPECT_EQ(initError(nullptr).find(tooLarge), std::string::npos) << initError(nullptr);
 }
 
 // A caller built against the scConfig_t without tuningFile passes its size:

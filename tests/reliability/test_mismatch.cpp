@@ -218,25 +218,57 @@ TEST(Mismatch, CheckAll) {
 }
 
 // Broadcast: ranks that disagree on the root, the count, or the collective
-// (broadcast against allreduce). Unchecked on the library's own schedules
-// (the messages' call hash includes the root), then checked: every rank
-// returns scInvalidUsage naming both calls, roots included.
-const scAlgo_t kBcastAlgos[] = {scAlgoBinomial, scAlgoScatterAllGather};
+// (broadcast against allreduce). Every broadcast is checked by default (a
+// rank that takes itself for the root only sends, so its messages cannot
+// tell it: with P = 2 and each rank its own root, both returned success):
+// every rank returns scInvalidUsage naming both calls, roots included, on
+// every algorithm and size; with the check off, no rank may return success
+// with data other than its own call's result.
+const scAlgo_t kBcastAlgos[] = {scAlgoAuto, scAlgoBinomial, scAlgoScatterAllGather};
 
 TEST(Mismatch, BroadcastRootsDiffer) {
   for (int P : {2, 3, 4})
     for (scAlgo_t alg : kBcastAlgos)
-      for (size_t n : {size_t(1000), size_t(100000)}) {
-        mismatch(P, {Coll::Broadcast, n, alg, 0}, {Coll::Broadcast, n, alg, 1}, {Coll::Broadcast, 500, alg, P - 1});
-        mismatch(P, {Coll::Broadcast, n, alg, P - 1}, {Coll::Broadcast, n, alg, 0}, {Coll::Broadcast, 500, alg, 0});
+      for (size_t n : {size_t(1000), size_t(1) << 20}) {
+        mismatch(P, {Coll::Broadcast, n, alg, 0}, {Coll::Broadcast, n, alg, 1}, {Coll::Broadcast, 500, alg, P - 1},
+                 scCheckDefault, alg != scAlgoAuto);
+        mismatch(P, {Coll::Broadcast, n, alg, P - 1}, {Coll::Broadcast, n, alg, 0}, {Coll::Broadcast, 500, alg, 0},
+                 scCheckDefault, alg != scAlgoAuto);
+        if (alg != scAlgoAuto)
+          mismatch(P, {Coll::Broadcast, n, alg, 0}, {Coll::Broadcast, n, alg, 1}, {Coll::Broadcast, 500, alg, 0},
+                   scCheckOff);
+      }
+}
+
+// Every rank its own root, the case no message can reveal (each only sends).
+TEST(Mismatch, BroadcastEveryRankItsOwnRoot) {
+  for (int P : {2, 3})
+    for (scAlgo_t alg : kBcastAlgos)
+      for (size_t n : {size_t(1000), size_t(1) << 20}) {
+        scConfig_t cfg = sctest::testConfig();
+        cfg.timeoutSeconds = kDeadline;
+        sctest::run(P, [&](scComm_t comm, int rank) {
+          std::vector<float> x(n, float(rank));
+          ASSERT_EQ(scBroadcast(x.data(), n, scFloat32, rank, alg, comm, nullptr), scInvalidUsage)
+              << scGetLastError(comm);
+          const std::string msg = scGetLastError(comm);
+          for (int q = 0; q < P; ++q)
+            EXPECT_NE(msg.find("root=" + std::to_string(q)), std::string::npos) << msg;
+          x.assign(n, float(rank));
+          ASSERT_EQ(scBroadcast(x.data(), n, scFloat32, 0, alg, comm, nullptr), scSuccess) << scGetLastError(comm);
+          EXPECT_EQ(x, std::vector<float>(n, 0.0f));
+          reltest::syncWorld();
+        }, &cfg);
       }
 }
 
 TEST(Mismatch, BroadcastCountsDiffer) {
   for (int P : {2, 3, 4})
-    for (scAlgo_t alg : kBcastAlgos) {
-      mismatch(P, {Coll::Broadcast, 4000, alg, 0}, {Coll::Broadcast, 2000, alg, 0}, {Coll::Broadcast, 100, alg, 0});
-      mismatch(P, {Coll::Broadcast, 2000, alg, 1}, {Coll::Broadcast, 4000, alg, 1}, {Coll::Broadcast, 100, alg, 1});
+    for (scAlgo_t alg : {scAlgoBinomial, scAlgoScatterAllGather}) {
+      mismatch(P, {Coll::Broadcast, 4000, alg, 0}, {Coll::Broadcast, 2000, alg, 0}, {Coll::Broadcast, 100, alg, 0},
+               scCheckDefault, true);
+      mismatch(P, {Coll::Broadcast, 2000, alg, 1}, {Coll::Broadcast, 4000, alg, 1}, {Coll::Broadcast, 100, alg, 1},
+               scCheckDefault, true);
     }
 }
 
@@ -256,7 +288,7 @@ TEST(Mismatch, BroadcastChecked) {
              {Coll::Broadcast, 100, scAlgoNative, 1}, scCheckDefault, true);
     mismatch(P, {Coll::Broadcast, 3000, scAlgoNative, 1}, {Coll::Broadcast, 1500, scAlgoNative, 1},
              {Coll::Broadcast, 100, scAlgoBinomial, 0}, scCheckDefault, true);
-    for (scAlgo_t alg : kBcastAlgos) {
+    for (scAlgo_t alg : {scAlgoBinomial, scAlgoScatterAllGather}) {
       mismatch(P, {Coll::Broadcast, 3000, alg, 0}, {Coll::Broadcast, 3000, alg, P - 1}, {Coll::Broadcast, 100, alg, 0},
                scCheckAll, true);
       mismatch(P, {Coll::Broadcast, 3000, alg, 0}, {Coll::AllReduce, 3000, scAlgoRing},

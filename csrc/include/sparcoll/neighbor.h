@@ -80,7 +80,10 @@ scResult_t scTopologyCreate(scTopology_t* topo, scComm_t comm, int indegree, con
                             const int* destinations);
 
 /* Local; frees the patterns. A destroyed (or never created) handle is
- * rejected with scInvalidArgument by every call, this one included. */
+ * rejected with scInvalidArgument by every call, this one included. Safe
+ * against calls of other threads on topo: its queries are waited for; while
+ * another thread is inside a call on its communicator (a neighbour
+ * allgather...) it returns scInvalidUsage naming that call. */
 scResult_t scTopologyDestroy(scTopology_t topo);
 
 /* Degrees of this rank as declared. */

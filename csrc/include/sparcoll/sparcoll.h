@@ -66,7 +66,8 @@ typedef enum SC_ENUM_BASE {
   scTimeout = 7,         /* a deadline expired; the communicator is now aborted */
   scRemoteError = 8,     /* a peer reported a failure or a mismatch (e.g. sizes differ) */
   scInternalError = 9,
-  scNumResults = 10
+  scInterrupted = 10,    /* scCommInterrupt or the interrupt check stopped the call; the communicator is aborted */
+  scNumResults = 11
 } scResult_t;
 
 /* Same order as ncclDataType_t. float16/bfloat16 accumulate in float32. */
@@ -220,7 +221,11 @@ scResult_t scCommInitRank(scComm_t* comm, int nranks, scUniqueId id, int rank, c
 scResult_t scCommInitLocal(scComm_t* comms, int nranks, const int* devices, const scConfig_t* cfg);
 
 /* Destroys comm. scInvalidUsage for a handle destroyed already (or never
- * created) and while another thread is inside a call on comm. */
+ * created) and while another thread is inside a call on comm (the message
+ * names the call). Safe against any call of another thread meanwhile: queries
+ * (scCommRank, estimates, scGetLastError...) are waited for, and a call made
+ * after it returns scInvalidUsage. Topologies made on comm then refuse every
+ * call but scTopologyDestroy. */
 scResult_t scCommDestroy(scComm_t comm);
 
 /* Aborts comm on this rank, as a failed call would: its peers are told (best
@@ -229,6 +234,25 @@ scResult_t scCommDestroy(scComm_t comm);
  * Every later call on comm returns scInvalidUsage; destroy it as usual. Not
  * while another thread is inside a call on comm (scInvalidUsage). */
 scResult_t scCommAbort(scComm_t comm);
+
+/* Interrupts comm from any thread or from a signal handler: async-signal-safe,
+ * lock-free, and allowed while another thread is inside a call on comm (the
+ * one case scCommAbort refuses). A call blocked in a wait on comm returns
+ * scInterrupted within about 100 ms, the communicator aborted as a failed call
+ * leaves it (peers waiting on this rank fail with scRemoteError naming it); a
+ * call that is not waiting notices at its next wait, and the next call made
+ * after an interrupt fails at once. comm must stay live meanwhile: do not
+ * destroy it concurrently. */
+scResult_t scCommInterrupt(scComm_t comm);
+
+/* A process-wide check that a blocked call runs on its own thread about every
+ * 100 ms while it waits (never on a call that does not wait): a nonzero return
+ * interrupts the call as scCommInterrupt would. For language runtimes whose
+ * signal handlers run on the waiting thread (Python: PyErr_CheckSignals).
+ * NULL removes it. Set it before the calls it should watch; the check must not
+ * call into sparcoll. */
+typedef int (*scInterruptCheck_t)(void* arg);
+scResult_t scSetInterruptCheck(scInterruptCheck_t check, void* arg);
 
 /* A new communicator of comm's ranks less the nexclude ranks in excludeRanks
  * (distinct, in [0, size), this rank not among them), renumbered in rank

@@ -128,7 +128,14 @@ struct World {
       sched_yield();
       lk.lock();
     }
-    return pred() || cv.wait_until(lk, dl.at(), pred);  // a call's deadline: no clock read when it need not wait
+    if (pred()) return true;  // a call's deadline: no clock read when it need not wait
+    // Slept in slices, so that an interrupt (scCommInterrupt, the interrupt
+    // check) ends the wait within kInterruptPeriod.
+    for (;;) {
+      const Clock::time_point now = Clock::now();
+      if (dl.passedAt(now)) return pred();
+      if (cv.wait_until(lk, std::min(dl.at(), now + kInterruptPeriod), pred)) return true;
+    }
   }
   static constexpr int kYields = 2000;
 };

@@ -51,7 +51,7 @@ bool drainAbortNotices(MPI_Comm ctl, std::vector<MPI_Request>& sent, double quie
     if (!done && MPI_Testall(int(sent.size()), sent.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return false;
     const auto now = Clock::now();
     if (done && std::chrono::duration<double>(now - lastSeen).count() >= quiet) return true;
-    if (now >= dl.at()) return done != 0;
+    if (dl.passedAt(now)) return done != 0;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
@@ -83,7 +83,7 @@ void waitCollective(MPI_Request& req, const Deadline& dl, const char* what, bool
   unsigned polls = 0;
   const bool ok = pollUntil(dl, [&] {
     mpiCheck(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), what);
-    if (!flag && ++polls % 16 == 0) checkAbortNotice(ctl, id);
+    if (!flag && ctl != MPI_COMM_NULL && ++polls % 16 == 0) checkAbortNotice(ctl, id);
     return flag != 0;
   });
   if (!ok)

@@ -38,7 +38,7 @@ bool pollUntil(const Deadline& dl, F done) {
     if (done()) return true;
     if (hot && spins % 8 != 0) continue;
     const auto now = Clock::now();
-    if (now >= dl.at()) return false;
+    if (dl.passedAt(now)) return false;
     hot = now - start < kHot;
     if (!hot) std::this_thread::sleep_for(std::chrono::microseconds(spins % 8 == 0 ? 50 : 10));
   }
@@ -72,7 +72,7 @@ bool drainAbortNotices(MPI_Comm ctl, std::vector<MPI_Request>& sent, double quie
 // Waits for a nonblocking collective's request (MPI_Ibarrier,
 // MPI_Iallreduce...) until dl; *pending stays true if it timed out (MPI
 // cannot cancel it). Throws scTimeout, or scRemoteError on a peer's abort
-// notice.
+// notice (none looked for when ctl is MPI_COMM_NULL).
 void waitCollective(MPI_Request& req, const Deadline& dl, const char* what, bool* pending, MPI_Comm ctl,
                     uint64_t id);
 
