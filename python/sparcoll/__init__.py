@@ -90,6 +90,7 @@ from ._topk import TopkFeedback, topk  # noqa: E402
 from ._request import Request  # noqa: E402
 from .comm import Communicator, get_unique_id, local_group  # noqa: E402
 from .errors import (  # noqa: E402
+    CollectiveInterruptedError,
     CollectiveTimeoutError,
     CudaError,
     InternalError,

@@ -41,12 +41,13 @@ class Request:
     means for the blocking call: the work is enqueued on the call's stream.
     """
 
-    __slots__ = ("_future", "_what", "_worker_thread", "__weakref__")
+    __slots__ = ("_future", "_what", "_worker_thread", "_interrupt", "__weakref__")
 
-    def __init__(self, what: str, worker_thread: threading.Thread | None = None):
+    def __init__(self, what: str, worker_thread: threading.Thread | None = None, interrupt=None):
         self._future: Future = Future()
         self._what = what
         self._worker_thread = worker_thread
+        self._interrupt = interrupt  # the communicator's interrupt(), for a wait that a signal ends
 
     def wait(self, timeout: float | None = None):
         """Blocks until the call has finished; returns its result or raises its
@@ -64,6 +65,12 @@ class Request:
                 raise
             raise TimeoutError(f"{self._what} is still running after wait(timeout={timeout}); "
                                "the request stays pending: wait again") from e
+        except BaseException:
+            # A signal handler's exception (Ctrl-C) while the call runs on the worker: the call is
+            # interrupted too, so that it ends (and the process can exit) and the peers learn of it.
+            if not self._future.done() and self._interrupt is not None:
+                self._interrupt()
+            raise
 
     def result(self, timeout: float | None = None):
         """Same as :meth:`wait`."""
@@ -92,7 +99,8 @@ class _Worker:
     sparcoll/comm.py closes every communicator (which waits for its requests)
     before the interpreter tears down."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, interrupt=None):
+        self._interrupt = interrupt
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._pending = 0
@@ -109,7 +117,7 @@ class _Worker:
         return threading.current_thread() is self._thread
 
     def submit(self, what: str, task) -> Request:
-        req = Request(what, self._thread)
+        req = Request(what, self._thread, self._interrupt)
         with self._lock:
             if self._stopped:
                 raise InvalidUsageError(f"{what}: the communicator was closed")
@@ -177,10 +185,23 @@ class AsyncMixin:
         return req if async_op else req.wait()
 
     def _start_worker(self) -> _Worker:
-        worker = self._worker = _Worker(f"sparcoll-comm-{id(self):x}")
+        me = weakref.ref(self)  # not a bound method: the worker must not keep the communicator alive
+
+        def interrupt():
+            comm = me()
+            if comm is not None:
+                comm._interrupt_quietly()
+
+        worker = self._worker = _Worker(f"sparcoll-comm-{id(self):x}", interrupt)
         # A communicator dropped with its worker running: the thread ends after the pending calls.
         weakref.finalize(self, worker.stop, False).atexit = False
         return worker
+
+    def _interrupt_quietly(self) -> None:
+        try:
+            self.interrupt()
+        except Exception:  # noqa: BLE001 - closed meanwhile: nothing left to interrupt
+            pass
 
     def _sync_pending(self) -> None:
         """Waits until every pending request has finished (their errors stay with their requests)."""

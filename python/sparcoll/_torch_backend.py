@@ -33,8 +33,9 @@ from torch._C._distributed_c10d import Backend as _C10dBackend
 
 from . import _sparcoll
 from . import _torch_work as _w
+from ._capi import ALGOS as _ALGOS
+from ._capi import DTYPES as _CODES
 from ._capi import OPS as _OPS
-from ._capi import name_of as _name_of
 from ._capi import reduce_op as _reduce_op
 from .comm import Communicator as _Communicator
 from .errors import InvalidArgumentError as _InvalidArgumentError
@@ -44,12 +45,27 @@ __all__: list[str] = []
 
 NAME = _w.NAME
 
-#: torch dtypes the backend takes (sparcoll's scDataType_t, sparcoll._capi.DTYPES).
+#: torch dtypes the backend takes: gloo's (complex ones arrive as their real view). bool
+#: travels as uint8 (one byte, 0 or 1).
 DTYPES = (_torch.float32, _torch.float64, _torch.float16, _torch.bfloat16, _torch.int8, _torch.int32, _torch.int64,
-          _torch.uint8)
+          _torch.uint8, _torch.bool)
 
-SUPPORTED = ("all_reduce (SUM, AVG, PRODUCT, MIN, MAX), all_reduce_coalesced, broadcast, all_gather, "
-             "all_gather_into_tensor, reduce_scatter, reduce_scatter_tensor, their coalesced forms, barrier")
+SUPPORTED = ("all_reduce (SUM, AVG, PRODUCT, MIN, MAX; on bool also BAND, BOR, BXOR), all_reduce_coalesced, "
+             "broadcast, all_gather, all_gather_into_tensor, reduce_scatter, reduce_scatter_tensor, their coalesced "
+             "forms, barrier")
+
+# Computed once, so that an op maps its dtype and ReduceOp with one dict lookup.
+_DT = {d: _CODES["uint8" if d is _torch.bool else str(d).replace("torch.", "")] for d in DTYPES}
+_R = _dist.ReduceOp.RedOpType
+_AUTO = _ALGOS["auto"]
+_NUMBER_OPS = {_R.SUM: "sum", _R.PRODUCT: "prod", _R.MIN: "min", _R.MAX: "max", _R.AVG: "avg"}
+# bool as gloo reduces it (SUM is a logical or, PRODUCT an and, ...), on 0/1 bytes: max and min
+# never leave {0, 1}; BXOR is the parity of the byte sum (exact mod 256, so at any group size).
+_BOOL_OPS = {_R.SUM: "max", _R.PRODUCT: "min", _R.MIN: "min", _R.MAX: "max", _R.BAND: "min", _R.BOR: "max",
+             _R.BXOR: "sum"}
+#: (dtype, ReduceOp.RedOpType) -> (sparcoll dtype code, op code, whether the result is a byte sum's parity)
+_REDUCTIONS = {(d, r): (_DT[d], _OPS[name], d is _torch.bool and r == _R.BXOR)
+               for d in DTYPES for r, name in (_BOOL_OPS if d is _torch.bool else _NUMBER_OPS).items()}
 
 
 def _unsupported(torch_name: str):
@@ -61,19 +77,45 @@ def _unsupported(torch_name: str):
     return method
 
 
+def _false(self) -> bool:
+    return False
+
+
 class SparcollBackend(_C10dBackend):
     """The c10d backend of one process group (the group's rank and size)."""
 
-    def __init__(self, store, rank: int, size: int, timeout, global_ranks=()):
+    def __init__(self, store, rank: int, size: int, timeout, global_ranks=(), options=None):
         super().__init__(rank, size)
         self._store, self._global_ranks = store, list(global_ranks)
         self._timeout = _w.timeout_seconds(timeout)
+        if options is None:
+            options = _C10dBackend.Options(NAME, timeout) if timeout is not None else _C10dBackend.Options(NAME)
+            options.global_ranks_in_group = self._global_ranks
+        self._options = options
         self._host: _Communicator | None = None
         self._devices: dict[int, _Communicator] = {}
         self._lock = _threading.Lock()
 
     def getBackendName(self) -> str:
         return NAME
+
+    # ---------------------------------------------------------------- what torch asks the backend
+    # Backend's C++ properties, overridden: torch's PyBackend trampoline reads these Python
+    # attributes, and the inherited ones would call back into the trampoline (RecursionError).
+    # False: no ncclGroupStart-style coalescing (torch then issues batch_isend_irecv's ops one
+    # by one, and send is refused), no split / shrink / merge of communicators, no time
+    # estimates, no reconfiguration, no symmetric-memory windows.
+    supports_coalescing = property(_false)
+    supports_splitting = property(_false)
+    supports_shrinking = property(_false)
+    supports_reconfigure = property(_false)
+    supports_window = property(_false)
+    _supports_time_estimate = property(_false)
+
+    @property
+    def options(self):
+        """The group's Backend.Options (name, timeout, global ranks), as gloo's and nccl4py's."""
+        return self._options
 
     # ---------------------------------------------------------------- communicators
     def host_comm(self) -> _Communicator:
@@ -119,7 +161,7 @@ class SparcollBackend(_C10dBackend):
             raise _InvalidArgumentError(f"{what}: the tensors are on different devices: "
                                         f"{', '.join(sorted(map(str, devices)))}")
         for t in tensors:
-            if t.dtype not in DTYPES:
+            if t.dtype not in _DT:
                 raise _InvalidArgumentError(
                     f"{what}: sparcoll's torch.distributed backend does not support dtype {t.dtype}; supported: "
                     + ", ".join(str(d).replace("torch.", "") for d in DTYPES))
@@ -135,7 +177,20 @@ class SparcollBackend(_C10dBackend):
         return tensors[0]
 
     # ---------------------------------------------------------------- ops
+    # The C calls are the extension's, with the arguments Communicator's methods give them
+    # (sparcoll/comm.py): the checks here are torch's (shapes, dtypes, devices), and a
+    # tensor's pointer, length and dtype code go to the call directly. The Communicator
+    # methods would check and view the same arrays again on every op: about 7 us of Python
+    # at 1 rank, where the call itself takes 0.3 us (python/examples/torch_overhead_bench.py).
     def allreduce(self, tensors, opts):
+        if len(tensors) == 1:  # the common case first: one contiguous CPU tensor, reduced in place
+            t = tensors[0]
+            spec = _REDUCTIONS.get((t.dtype, opts.reduceOp.op))
+            if spec is not None and not spec[2] and t.is_cpu and t.is_contiguous():
+                comm = self._host or self.host_comm()
+                h, p, n, dt, op = comm._h, t.data_ptr(), t.numel(), spec[0], spec[1]
+                return _w.run_host(comm, "all_reduce", lambda: _sparcoll.allreduce(h, p, p, n, dt, op, _AUTO, 0),
+                                   tensors, opts.asyncOp, tensors)
         t = self._single("all_reduce", tensors)
         return self._allreduce("all_reduce", [t], opts.reduceOp, opts.asyncOp, tensors)
 
@@ -145,25 +200,30 @@ class SparcollBackend(_C10dBackend):
 
     def _allreduce(self, what, ts, reduce_op, async_op, outputs):
         dev = self._check(what, ts)
-        op = _op(reduce_op)  # InvalidArgumentError naming ReduceOp.BAND, PREMUL_SUM, ...
         if len({t.dtype for t in ts}) > 1:
-            raise _InvalidArgumentError(f"{what}: the tensors have different dtypes")
+            raise _InvalidArgumentError(f"{what}: the tensors have different dtypes: "
+                                        + ", ".join(str(t.dtype) for t in ts))
+        dt, op, parity = _reduction(what, ts[0].dtype, reduce_op)
         comm = self._comm_for(dev)
-        if len(ts) == 1 and ts[0].is_contiguous():
-            buf, post = ts[0], None
-        else:  # one flat buffer: non-contiguous tensors and the coalesced list
-            buf = ts[0].contiguous() if len(ts) == 1 else _torch.cat([t.reshape(-1) for t in ts])
+        # Detached: the C call writes memory autograd does not see, and the copies back do the
+        # same (as gloo's: an in-place op on a leaf that requires grad is allowed).
+        ds = [t.detach() for t in ts]
+        if len(ds) == 1 and ds[0].is_contiguous():
+            buf, back = ds[0], None
+        else:  # one flat buffer: a non-contiguous tensor, or the coalesced list
+            buf = ds[0].contiguous() if len(ds) == 1 else _torch.cat([t.reshape(-1) for t in ds])
 
-            def post():
-                if len(ts) == 1:
-                    ts[0].copy_(buf)
+            def back():
+                if len(ds) == 1:
+                    ds[0].copy_(buf)
                     return
                 off = 0
-                for t in ts:
+                for t in ds:
                     t.copy_(buf[off:off + t.numel()].view_as(t))
                     off += t.numel()
-        return _w.launch(comm, dev, lambda s, a: comm.allreduce(buf, out=buf, op=op, stream=s, async_op=a),
-                         list(outputs), async_op, keep=[buf, *ts], post=post)
+        h, p, n = comm._h, buf.data_ptr(), buf.numel()
+        return _w.launch(comm, dev, what, lambda s: _sparcoll.allreduce(h, p, p, n, dt, op, _AUTO, s), outputs,
+                         async_op, keep=[buf, *ts], post=_then(_parity(buf) if parity else None, back))
 
     def broadcast(self, tensors, opts):
         t = self._single("broadcast", tensors)
@@ -172,22 +232,40 @@ class SparcollBackend(_C10dBackend):
         if not 0 <= root < self.size():
             raise _InvalidArgumentError(f"broadcast: root {root} is not a rank of the group (size {self.size()})")
         comm = self._comm_for(dev)
-        buf = t if t.is_contiguous() else t.contiguous()
-        post = None if buf is t else (lambda: t.copy_(buf))
-        return _w.launch(comm, dev, lambda s, a: comm.broadcast(buf, root=root, stream=s, async_op=a),
-                         [t], opts.asyncOp, keep=[buf, t], post=post)
+        d = t.detach()
+        buf = d if d.is_contiguous() else d.contiguous()
+        post = None if buf is d else (lambda: d.copy_(buf))
+        h, p, n, dt = comm._h, buf.data_ptr(), buf.numel(), _DT[t.dtype]
+        return _w.launch(comm, dev, "broadcast", lambda s: _sparcoll.broadcast(h, p, n, dt, root, _AUTO, s),
+                         tensors, opts.asyncOp, keep=[buf, t], post=post)
 
     def _check_list(self, op, what, tensors, other, ref) -> int:
-        """The group's size P, once `tensors` (the op's list side) holds P tensors like `ref`."""
+        """The group's size P, once `tensors` (the op's list side) holds P tensors of `ref`'s
+        shape and dtype (gloo's rule)."""
         P = self.size()
         if len(tensors) != P:
             raise _InvalidArgumentError(f"{op}: the {what} list has {len(tensors)} tensors, expected the "
                                         f"group's size {P}")
         for i, t in enumerate(tensors):
-            if t.numel() != ref.numel() or t.dtype != ref.dtype:
-                raise _InvalidArgumentError(f"{op}: {what} {i} has {t.numel()} elements of {t.dtype}, "
-                                            f"expected the {other}'s {ref.numel()} of {ref.dtype}")
+            if t.shape != ref.shape or t.dtype != ref.dtype:
+                raise _InvalidArgumentError(f"{op}: {what} {i} has shape {tuple(t.shape)} and dtype {t.dtype}, "
+                                            f"expected the {other}'s shape {tuple(ref.shape)} and dtype {ref.dtype}")
         return P
+
+    def _check_big(self, op, what, big, other, small) -> None:
+        """`big` (the op's whole tensor) is P blocks of `small`: concatenated along the first
+        dimension or stacked (torch's two forms; gloo takes only the first)."""
+        P = self.size()
+        if big.dtype != small.dtype:
+            raise _InvalidArgumentError(f"{op}: the {what} has dtype {big.dtype}, expected the {other}'s "
+                                        f"{small.dtype}")
+        s = tuple(small.shape)
+        forms = [(P,) + s] if not s else [(P * s[0],) + s[1:], (P,) + s]
+        if tuple(big.shape) not in forms:
+            raise _InvalidArgumentError(
+                f"{op}: the {what} has shape {tuple(big.shape)}, expected "
+                + " or ".join(map(str, dict.fromkeys(forms))) + f" (the group's {P} {other}s of shape {s}, "
+                "concatenated along the first dimension or stacked)")
 
     def allgather(self, output_lists, inputs, opts):
         inp = self._single("all_gather", inputs)
@@ -195,62 +273,61 @@ class SparcollBackend(_C10dBackend):
         dev = self._check("all_gather", [inp, *outs])
         P = self._check_list("all_gather", "output", outs, "input", inp)
         comm = self._comm_for(dev)
-        src = inp.contiguous()
+        src = inp.detach().contiguous()
         flat = _torch.empty(P * inp.numel(), dtype=inp.dtype, device=inp.device)
-        n = inp.numel()
+        n, ds = inp.numel(), [o.detach() for o in outs]
 
         def post():
-            for i, o in enumerate(outs):
+            for i, o in enumerate(ds):
                 o.copy_(flat[i * n:(i + 1) * n].view_as(o))
-        return _w.launch(comm, dev, lambda s, a: comm.allgather(src.reshape(-1), out=flat, stream=s, async_op=a),
+        h, ps, pf, dt = comm._h, src.data_ptr(), flat.data_ptr(), _DT[inp.dtype]
+        return _w.launch(comm, dev, "all_gather", lambda s: _sparcoll.allgather(h, ps, pf, n, dt, _AUTO, s),
                          [outs], opts.asyncOp, keep=[src, flat, *outs], post=post)
 
     def all_gather_single(self, output, input, opts):  # all_gather_into_tensor, _allgather_base
         dev = self._check("all_gather_into_tensor", [output, input])
-        P = self.size()
-        if output.numel() != P * input.numel() or output.dtype != input.dtype:
-            raise _InvalidArgumentError(
-                f"all_gather_into_tensor: the output has {output.numel()} elements of {output.dtype}, expected "
-                f"{P} x the input's {input.numel()} of {input.dtype}")
+        self._check_big("all_gather_into_tensor", "output", output, "input", input)
         comm = self._comm_for(dev)
-        src = input.contiguous().reshape(-1)
-        dst = output if output.is_contiguous() else output.contiguous()
-        post = None if dst is output else (lambda: output.copy_(dst))
+        src = input.detach().contiguous().reshape(-1)
+        out = output.detach()
+        dst = out if out.is_contiguous() else out.contiguous()
+        post = None if dst is out else (lambda: out.copy_(dst))
         in_place = src.numel() > 0 and src.data_ptr() == dst.data_ptr() + self.rank() * src.nbytes
         if not in_place and src.numel() and _overlaps(dst, src):  # in place is torch's convention too
             src = src.clone()
-        return _w.launch(comm, dev, lambda s, a: comm.allgather(src, out=dst.reshape(-1), stream=s, async_op=a),
-                         [output], opts.asyncOp, keep=[src, dst, output], post=post)
+        h, ps, pd, n, dt = comm._h, src.data_ptr(), dst.data_ptr(), src.numel(), _DT[input.dtype]
+        return _w.launch(comm, dev, "all_gather_into_tensor",
+                         lambda s: _sparcoll.allgather(h, ps, pd, n, dt, _AUTO, s), [output], opts.asyncOp,
+                         keep=[src, dst, output], post=post)
 
     def reduce_scatter(self, outputs, input_lists, opts):
         out = self._single("reduce_scatter", outputs)
         ins = self._single("reduce_scatter", input_lists)
         dev = self._check("reduce_scatter", [out, *ins])
-        P = self._check_list("reduce_scatter", "input", ins, "output", out)
-        op = _op(opts.reduceOp)
+        self._check_list("reduce_scatter", "input", ins, "output", out)
+        spec = _reduction("reduce_scatter", out.dtype, opts.reduceOp)
         comm = self._comm_for(dev)
-        flat = _torch.cat([t.reshape(-1) for t in ins]) if ins else _torch.empty(0, dtype=out.dtype)
-        return self._rs(comm, dev, flat, out, op, opts.asyncOp)
+        flat = _torch.cat([t.detach().reshape(-1) for t in ins]) if ins else _torch.empty(0, dtype=out.dtype)
+        return self._rs("reduce_scatter", comm, dev, flat, out, spec, opts.asyncOp)
 
     def reduce_scatter_single(self, output, input, opts):  # reduce_scatter_tensor, _reduce_scatter_base
         dev = self._check("reduce_scatter_tensor", [output, input])
-        if input.numel() != self.size() * output.numel() or output.dtype != input.dtype:
-            raise _InvalidArgumentError(
-                f"reduce_scatter_tensor: the input has {input.numel()} elements of {input.dtype}, expected "
-                f"{self.size()} x the output's {output.numel()} of {output.dtype}")
-        op = _op(opts.reduceOp)
+        self._check_big("reduce_scatter_tensor", "input", input, "output", output)
+        spec = _reduction("reduce_scatter_tensor", output.dtype, opts.reduceOp)
         comm = self._comm_for(dev)
-        flat = input.contiguous().reshape(-1)
+        flat = input.detach().contiguous().reshape(-1)
         if output.numel() and _overlaps(output, flat):
             flat = flat.clone()
-        return self._rs(comm, dev, flat, output, op, opts.asyncOp)
+        return self._rs("reduce_scatter_tensor", comm, dev, flat, output, spec, opts.asyncOp)
 
-    def _rs(self, comm, dev, flat, out, op, async_op):
-        dst = out if out.is_contiguous() else _torch.empty(out.shape, dtype=out.dtype, device=out.device)
-        post = None if dst is out else (lambda: out.copy_(dst))
-        return _w.launch(comm, dev, lambda s, a: comm.reduce_scatter(flat, out=dst.reshape(-1), op=op, stream=s,
-                                                                     async_op=a),
-                         [out], async_op, keep=[flat, dst, out], post=post)
+    def _rs(self, what, comm, dev, flat, out, spec, async_op):
+        dt, op, parity = spec
+        d = out.detach()
+        dst = d if d.is_contiguous() else _torch.empty(d.shape, dtype=d.dtype, device=d.device)
+        back = None if dst is d else (lambda: d.copy_(dst))
+        h, pf, pd, n = comm._h, flat.data_ptr(), dst.data_ptr(), dst.numel()
+        return _w.launch(comm, dev, what, lambda s: _sparcoll.reduce_scatter(h, pf, pd, n, dt, op, _AUTO, s),
+                         [out], async_op, keep=[flat, dst, out], post=_then(_parity(dst) if parity else None, back))
 
     def all_gather_single_coalesced(self, outputs, inputs, opts):  # all_gather_into_tensor_coalesced (DTensor)
         return self._coalesced([self.all_gather_single(o, i, opts) for o, i in zip(outputs, inputs)])
@@ -260,11 +337,7 @@ class SparcollBackend(_C10dBackend):
 
     @staticmethod
     def _coalesced(works):
-        """One Work of several ops (issued in order on the same communicators)."""
-        if len(works) == 1:
-            return works[0]
-        futs = [w.get_future() for w in works]
-        return _w.Work(_torch.futures.collect_all(futs).then(lambda f: [t for x in f.value() for t in x.value()]))
+        return works[0] if len(works) == 1 else _w.CoalescedWork(works)
 
     def barrier(self, opts):
         """On the host communicator, or on a device one where the group works on CUDA: the
@@ -280,7 +353,8 @@ class SparcollBackend(_C10dBackend):
         else:
             dev = _torch.device("cpu")
         comm = self._comm_for(dev)
-        return _w.launch(comm, dev, lambda s, a: comm.barrier(stream=s, async_op=a), [],
+        h = comm._h
+        return _w.launch(comm, dev, "barrier", lambda s: _sparcoll.barrier(h, s), [],
                          getattr(opts, "asyncOp", True), barrier=dev.type == "cuda")
 
     # ---------------------------------------------------------------- the rest: a clear error
@@ -297,14 +371,41 @@ class SparcollBackend(_C10dBackend):
     allgather_coalesced = _unsupported("all_gather_coalesced")
     allreduce_sparse = _unsupported("all_reduce of sparse tensors")
     monitored_barrier = _unsupported("monitored_barrier")
+    split = _unsupported("split_group")
+    merge = _unsupported("merge")
+    shrink = _unsupported("shrink_group")
+    new_window = _unsupported("new_window")
 
 
-def _op(reduce_op) -> str:
-    """sparcoll's name of a torch ReduceOp (InvalidArgumentError naming the op if unsupported)."""
+def _reduction(what: str, dtype, reduce_op):
+    """(dtype code, op code, parity) of a reduction; InvalidArgumentError naming what is not supported."""
+    spec = _REDUCTIONS.get((dtype, reduce_op.op))
+    if spec is not None:
+        return spec
+    if dtype is _torch.bool and reduce_op.op == _R.AVG:
+        raise _InvalidArgumentError(f"{what}: ReduceOp.AVG on torch.bool: the average of booleans is no boolean "
+                                    "(gloo refuses it too); use MAX / BOR (any) or MIN / BAND (all)")
     try:
-        return _name_of(_OPS, _reduce_op(reduce_op))
+        _reduce_op(reduce_op)  # the error naming the op and the supported ones (BAND, PREMUL_SUM, ...)
     except _InvalidArgumentError as e:
         raise _InvalidArgumentError(f"sparcoll's torch.distributed backend: {e}") from None
+    raise _InvalidArgumentError(f"{what}: {reduce_op.op} on {dtype} is not supported")
+
+
+def _parity(buf: _torch.Tensor):
+    """bool BXOR's last step: the byte sum's low bit."""
+    return lambda: buf.view(_torch.uint8).bitwise_and_(1)
+
+
+def _then(first, second):
+    """One post-call step of two optional ones, in order."""
+    if first is None or second is None:
+        return first or second
+
+    def both():
+        first()
+        second()
+    return both
 
 
 def _overlaps(a: _torch.Tensor, b: _torch.Tensor) -> bool:
@@ -318,8 +419,13 @@ def create(opts, backend_options=None) -> SparcollBackend:
     """The creator torch calls for each process group of this backend (extended API:
     ``opts`` is a c10d DistributedBackendOptions with the group's store, rank, size,
     timeout and global ranks, [] for the default group)."""
-    return SparcollBackend(opts.store, opts.group_rank, opts.group_size, opts.timeout,
-                           list(opts.global_ranks_in_group or ()))
+    ranks = list(opts.global_ranks_in_group or ())
+    options = backend_options if isinstance(backend_options, _C10dBackend.Options) else \
+        _C10dBackend.Options(NAME, opts.timeout)
+    options._timeout = opts.timeout
+    options.global_ranks_in_group = ranks
+    options.group_name = opts.group_id
+    return SparcollBackend(opts.store, opts.group_rank, opts.group_size, opts.timeout, ranks, options)
 
 
 def register() -> None:

@@ -1,20 +1,21 @@
 """The pieces of the torch.distributed backend (sparcoll/_torch_backend.py)
 below the ops: the Work objects, how one op is launched (synchronously or on
-the communicator's worker thread, with the copies it needs before and after),
+the communicator's worker thread, with the copies it needs after the call),
 and the bootstrap of the communicators (MPI for CPU tensors, an NCCL unique id
 through the process group's store for CUDA tensors).
 
 Work and futures. torch's ProcessGroup calls the backend's Python methods
 through its PyBackend trampoline and expects a ``torch._C._distributed_c10d._Work``
-back (``dist._Work``); ours wraps a ``torch.futures.Future`` whose value is the
-op's output tensors (what DDP's default hook reads). ``wait()`` waits on that
-future and ``get_future()`` returns it.
+back (``dist._Work``); ``get_future()`` returns a ``torch.futures.Future``
+whose value is the op's output tensors (what DDP's default hook reads).
 
-- CPU: with ``opts.asyncOp`` the C call goes to the communicator's worker
-  thread (``async_op=True``: GIL released, calls in issue order); when it ends,
-  a done-callback on that thread copies results where they belong (list
-  outputs, non-contiguous tensors) and completes the torch future. A blocking
-  op runs in the caller's thread and returns a completed Work.
+- CPU: a blocking op runs in the caller's thread (behind the communicator's
+  pending requests, if any) and returns a done Work. With ``opts.asyncOp`` the
+  C call and the copies after it (list outputs, non-contiguous tensors) run as
+  one task on the communicator's worker thread (``Communicator._run``: GIL
+  released, calls in issue order); ``wait()`` waits for that task's Request.
+  The torch future is made only when ``get_future()`` asks for it (a blocking
+  op, and an async one that is only waited on, never need one).
 - CUDA (torch's stream semantics, as ProcessGroupNCCL): a blocking op is
   enqueued on the current stream before the call returns; an async op runs
   on a side stream that first waits for the current stream, its tensors are
@@ -22,11 +23,20 @@ future and ``get_future()`` returns it.
   (``Future(devices=[dev])``) completed under that side stream, so ``wait()``
   and ``get_future().wait()`` make the caller's current stream wait for the
   collective, without blocking the host on the GPU.
+
+``wait()`` of a pending op waits in slices of 100 ms, so that a signal's
+Python handler (Ctrl-C) runs during the wait; when it raises, the
+communicator is interrupted (``Communicator.interrupt``: the call in flight
+raises, the peers get a RemoteError) and the exception goes on. The worker is
+a daemon thread: it does not keep the process alive. (The torch future's own
+``wait()`` is torch's C++ wait, which no Python code can make interruptible:
+wait on the Work.)
 """
 
 from __future__ import annotations
 
 import os as _os
+import threading as _threading
 
 import torch as _torch
 import torch.distributed as _dist
@@ -43,74 +53,185 @@ __all__: list[str] = []
 
 NAME = "sparcoll"
 
+#: Seconds between two checks for a signal while a Work waits.
+WAIT_SLICE = 0.1
+
+_future_lock = _threading.Lock()  # get_future() makes a pending Work's torch future once
+
 
 class Work(_dist._Work):
-    """torch.distributed's handle of one op of the sparcoll backend."""
+    """torch.distributed's handle of one op of the sparcoll backend: a done CPU op
+    (blocking, or every subclass's base). ``outputs``: the future's value."""
 
-    def __init__(self, future: _torch.futures.Future, barrier_device=None, inner=None):
+    def __init__(self, outputs):
         super().__init__()
-        self._future, self._inner = future, inner
-        self._barrier_device = barrier_device  # a CUDA barrier also blocks the host, as torch's does
+        self._outputs = outputs
+        self._future = None
 
     def wait(self, timeout=None) -> bool:
         # The communicator's own timeout bounds every op; torch's timeout is not needed here.
-        if self._inner is not None:
-            value = self._inner.wait()
-            if isinstance(value, _Failure):  # the op's own exception (sparcoll's class), not a RuntimeError
-                raise value.error
-        self._future.wait()
+        return True
+
+    def get_future(self) -> _torch.futures.Future:
+        fut = self._future
+        if fut is None:
+            with _future_lock:
+                fut = self._future
+                if fut is None:
+                    fut = self._future = self._make_future()
+        return fut
+
+    def _make_future(self) -> _torch.futures.Future:
+        fut = _torch.futures.Future()
+        fut.set_result(self._outputs)
+        return fut
+
+
+class _PendingWork(Work):
+    """A CPU op running on the communicator's worker: ``req`` is the Request of
+    its task (the C call and the copies after it)."""
+
+    def __init__(self, outputs, comm: _Communicator, req):
+        super().__init__(outputs)
+        self._comm, self._req = comm, req
+
+    def wait(self, timeout=None) -> bool:
+        wait_request(self._req, self._comm)  # raises the op's own exception (sparcoll's class)
+        return True
+
+    def _make_future(self) -> _torch.futures.Future:
+        raw, fut = _futures(None)
+        outputs = self._outputs
+
+        def done(f):  # on the worker, right after the task; at once if it has already ended
+            exc = f.exception()
+            raw.set_result(outputs if exc is None else _Failure(exc))
+
+        self._req.get_future().add_done_callback(done)
+        return fut
+
+
+class _CudaWork(Work):
+    """A CUDA op: ``raw`` is completed (under the op's stream) with its outputs or a _Failure,
+    ``future`` is the one handed out; ``req`` the Request of an async op's call."""
+
+    def __init__(self, outputs, raw, future, comm=None, req=None, barrier_device=None):
+        super().__init__(outputs)
+        self._raw, self._future, self._comm, self._req = raw, future, comm, req
+        self._barrier_device = barrier_device  # a CUDA barrier also blocks the host, as torch's does
+
+    def wait(self, timeout=None) -> bool:
+        if self._req is not None:
+            wait_request(self._req, self._comm)
+        value = self._raw.wait()  # set by the request's done-callback: at most that callback's time
+        if isinstance(value, _Failure):  # the op's own exception (sparcoll's class), not a RuntimeError
+            raise value.error
+        self._future.wait()  # makes the current stream wait for the op's stream
         if self._barrier_device is not None:
             _torch.cuda.current_stream(self._barrier_device).synchronize()
         return True
 
-    def get_future(self) -> _torch.futures.Future:
-        return self._future
+
+class CoalescedWork(Work):
+    """One Work of several ops (issued in order on the same communicators)."""
+
+    def __init__(self, works):
+        super().__init__(None)
+        self._works = works
+
+    def wait(self, timeout=None) -> bool:
+        for w in self._works:
+            w.wait()
+        return True
+
+    def _make_future(self) -> _torch.futures.Future:
+        futs = [w.get_future() for w in self._works]
+        return _torch.futures.collect_all(futs).then(lambda f: [t for x in f.value() for t in x.value()])
 
 
-def launch(comm: _Communicator, device: _torch.device, issue, outputs, async_op: bool, *, keep=(), post=None,
-           barrier=False) -> Work:
-    """Runs one op. ``issue(stream, async_op)`` makes the Communicator call
-    (returns a sparcoll.Request when async_op); ``post()`` copies results to
-    where torch wants them, after the call; ``outputs`` is the future's value;
-    ``keep``: tensors the call reads or writes (marked used on the side stream)."""
+def wait_request(req, comm) -> None:
+    """Waits for an async call's Request in slices of WAIT_SLICE seconds, so that a
+    signal's Python handler runs meanwhile (the main thread runs handlers only
+    between bytecodes); when one raises (KeyboardInterrupt), the call is still
+    running: the communicator is interrupted, so that the call ends and the
+    peers learn of it, and the exception goes on."""
+    try:
+        while True:
+            try:
+                req.wait(WAIT_SLICE)
+                return
+            except TimeoutError:
+                if req.is_completed():
+                    raise  # the call's own error (CollectiveTimeoutError is a TimeoutError)
+    except BaseException:
+        if not req.is_completed():
+            interrupt(comm)
+        raise
+
+
+def interrupt(comm) -> None:
+    """Interrupts the communicator's blocked call, where this sparcoll has
+    ``Communicator.interrupt``; quietly: it is called on the way out of a wait that
+    a signal ended, which re-raises the signal's exception."""
+    fn = getattr(comm, "interrupt", None)
+    if fn is None:
+        return
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - closed or aborted meanwhile: nothing left to interrupt
+        pass
+
+
+def run_host(comm: _Communicator, what: str, task, outputs, async_op: bool, keep=()) -> Work:
+    """Runs a CPU op's ``task()`` (its C call and the copies after it): now, behind
+    the communicator's pending requests (a done Work), or with async_op on its
+    worker thread (a pending one). ``keep``: the tensors the call reads or writes."""
+    if not async_op:
+        comm._run(what, task, None, False)
+        return Work(outputs)
+    return _PendingWork(outputs, comm, comm._run(what, _holding(task, keep), None, True))
+
+
+def _holding(task, keep):
+    """``task`` holding ``keep`` until it has run: the C call sees only addresses, and the
+    caller may drop its tensors (a temporary input) and the Work before the worker runs it."""
+    def held():
+        task()
+        return keep
+    return held
+
+
+def launch(comm: _Communicator, device: _torch.device, what: str, call, outputs, async_op: bool, *, keep=(),
+           post=None, barrier=False) -> Work:
+    """Runs one op. ``call(stream)`` makes the C call (``stream``: the cudaStream_t as
+    an int, 0 for CPU tensors); ``post()`` copies results to where torch wants
+    them, after the call; ``outputs`` is the future's value; ``keep``: tensors
+    the call reads or writes (held until it has run, marked used on a CUDA op's
+    side stream)."""
     if device.type != "cuda":
-        raw, fut = _futures(None)
-        if not async_op:
-            issue(None, False)
-            if post is not None:
-                post()
-            raw.set_result(outputs)
-            return Work(fut, inner=raw)
-        req = issue(None, True)
+        if post is None:
+            return run_host(comm, what, lambda: call(0), outputs, async_op, keep)
 
-        def done(f):
-            exc = f.exception()
-            if exc is None and post is not None:
-                try:
-                    post()
-                except BaseException as e:  # noqa: BLE001 - handed to the waiter
-                    exc = e
-            if exc is not None:
-                raw.set_result(_Failure(exc))
-            else:
-                raw.set_result(outputs)
-
-        req.get_future().add_done_callback(done)
-        return Work(fut, inner=raw)
+        def task():
+            call(0)
+            post()
+        return run_host(comm, what, task, outputs, async_op, keep)
 
     current = _torch.cuda.current_stream(device)
     raw, fut = _futures(device)
     if not async_op:  # enqueued on the current stream, in order with the caller's kernels
-        issue(current, False)
+        handle = current.cuda_stream
+        comm._run(what, lambda: call(handle), None, False)
         if post is not None:
             post()
         raw.set_result(outputs)  # a CUDA future: records an event on the current stream
-        return Work(fut, device if barrier else None, raw)
+        return _CudaWork(outputs, raw, fut, barrier_device=device if barrier else None)
     side = _side_stream(comm, device)
     side.wait_stream(current)
     for t in keep:
         t.record_stream(side)
-    req = issue(side, True)
+    handle = side.cuda_stream
+    req = comm._run(what, _holding(lambda: call(handle), keep), None, True)
 
     def done_cuda(f):
         exc = f.exception()
@@ -127,7 +248,7 @@ def launch(comm: _Communicator, device: _torch.device, issue, outputs, async_op:
                 raw.set_result(_Failure(e))
 
     req.get_future().add_done_callback(done_cuda)
-    return Work(fut, device if barrier else None, raw)
+    return _CudaWork(outputs, raw, fut, comm, req, device if barrier else None)
 
 
 class _Failure:

@@ -410,6 +410,16 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
         self._sync_pending()
         _sparcoll.abort(self._h)
 
+    def interrupt(self) -> None:
+        """Interrupts this communicator from any thread, while another thread is
+        blocked in a call on it (scCommInterrupt; safe in a signal handler): the
+        blocked call raises CollectiveInterruptedError within about 100 ms, the
+        communicator is aborted as a failed call leaves it, and peers waiting on
+        this rank get a RemoteError naming it. Ctrl-C does this by itself: a
+        signal whose Python handler raises (KeyboardInterrupt) during a blocking
+        call interrupts the call and raises the handler's exception."""
+        _sparcoll.interrupt(self._h)
+
     def shrink(self, exclude: _Sequence[int]) -> "Communicator":
         """A new communicator of this one's ranks less ``exclude`` (scCommShrink),
         renumbered in rank order: how a job goes on without a dead rank. Called

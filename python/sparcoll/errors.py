@@ -27,6 +27,7 @@ __all__ = [
     "CollectiveTimeoutError",
     "RemoteError",
     "InternalError",
+    "CollectiveInterruptedError",
     "error_class",
 ]
 
@@ -127,8 +128,16 @@ class InternalError(SparcollError):
     default_code = int(_RESULT.scInternalError)
 
 
+class CollectiveInterruptedError(SparcollError):
+    """scInterrupted: :meth:`Communicator.interrupt` (scCommInterrupt) stopped the call; the communicator is
+    aborted. A signal whose Python handler raises (Ctrl-C) raises the handler's exception instead."""
+
+    default_code = int(_RESULT.scInterrupted)
+
+
 _BY_CODE = {cls.default_code: cls for cls in (InvalidArgumentError, InvalidUsageError, SystemFailureError, CudaError,
-                                             NcclError, MpiError, CollectiveTimeoutError, RemoteError, InternalError)}
+                                             NcclError, MpiError, CollectiveTimeoutError, RemoteError, InternalError,
+                                             CollectiveInterruptedError)}
 
 
 def error_class(code: int) -> type[SparcollError]:

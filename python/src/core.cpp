@@ -157,7 +157,7 @@ void bindCore(py::module_& m) {
     scComm_t comm = c.get();
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scAllReduce(ptr(send), ptr(recv), count, scDataType_t(dt), scRedOp_t(op), scAlgo_t(algo), comm,
                       ptr(stream));
     }
@@ -168,7 +168,7 @@ void bindCore(py::module_& m) {
     scComm_t comm = c.get();
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scReduceScatter(ptr(send), ptr(recv), recvcount, scDataType_t(dt), scRedOp_t(op), scAlgo_t(algo), comm,
                           ptr(stream));
     }
@@ -179,7 +179,7 @@ void bindCore(py::module_& m) {
     scComm_t comm = c.get();
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scAllGather(ptr(send), ptr(recv), sendcount, scDataType_t(dt), scAlgo_t(algo), comm, ptr(stream));
     }
     check(r, comm);
@@ -189,7 +189,7 @@ void bindCore(py::module_& m) {
     scComm_t comm = c.get();
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scBroadcast(ptr(buf), count, scDataType_t(dt), root, scAlgo_t(algo), comm, ptr(stream));
     }
     check(r, comm);
@@ -198,7 +198,7 @@ void bindCore(py::module_& m) {
     scComm_t comm = c.get();
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scBarrier(comm, ptr(stream));
     }
     check(r, comm);
@@ -211,7 +211,7 @@ void bindCore(py::module_& m) {
     scComm_t comm = c.get(), out = nullptr;
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scCommShrink(comm, exclude.data(), int(exclude.size()), &out);
     }
     check(r, comm);

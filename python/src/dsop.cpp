@@ -10,7 +10,7 @@ void bindDsop(py::module_& m) {
     scComm_t comm = c.get();
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scDsop(ptr(a), n, ptr(b), mm, ptr(G), scDataType_t(dt), scDsopAlgo_t(algo), comm, ptr(stream));
     }
     check(r, comm);
@@ -21,7 +21,7 @@ void bindDsop(py::module_& m) {
     scComm_t comm = c.get();
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scDsopSparse(ptr<const uint64_t>(aIdx), ptr(aVal), aNnz, n, ptr<const uint64_t>(bIdx), ptr(bVal), bNnz,
                        mm, ptr(G), scDataType_t(dt), scDsopAlgo_t(algo), comm, ptr(stream));
     }

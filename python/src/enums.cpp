@@ -27,6 +27,7 @@ const char* pyName(scResult_t v) {
     case scTimeout: return "scTimeout";
     case scRemoteError: return "scRemoteError";
     case scInternalError: return "scInternalError";
+    case scInterrupted: return "scInterrupted";
     case scNumResults: break;
   }
   return nullptr;

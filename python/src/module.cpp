@@ -27,6 +27,7 @@ PYBIND11_MODULE(_sparcoll, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Failure& f) {
+      if (f.code == scInterrupted && raisePendingSignal()) return;  // a signal handler's KeyboardInterrupt...
       raiseFailure(f);
     }
   });
@@ -63,4 +64,5 @@ PYBIND11_MODULE(_sparcoll, m) {
   bindDsop(m);
   bindNeighbor(m);
   bindModel(m);
+  bindInterrupt(m);
 }

@@ -21,7 +21,7 @@ class Topology : public Owned<scTopology_t, scTopologyDestroy> {
     scComm_t comm = c.get();
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scTopologyCreate(&h_, comm, int(sources.size()), sources.data(), int(destinations.size()),
                            destinations.data());
     }
@@ -33,6 +33,7 @@ class Topology : public Owned<scTopology_t, scTopologyDestroy> {
     return t;
   }
   scComm_t comm() const { return comm_.get(); }
+  CallQueue& calls() const { return comm_.calls; }  // its communicator's: neighbour calls are its calls
 
  private:
   Comm& comm_;  // kept alive by the handle (py::keep_alive below)
@@ -84,7 +85,7 @@ void bindNeighbor(py::module_& m) {
     scTopology_t topo = t.get();
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(t.calls(), t.comm());
       r = scNeighborAllGather(ptr(send), sendcount, ptr(recv), scDataType_t(dt), scNbrAlgo_t(algo), topo, ptr(stream));
     }
     check(r, t.comm());
@@ -101,7 +102,7 @@ void bindNeighbor(py::module_& m) {
                                            " and " + std::to_string(displs.size())};
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(t.calls(), t.comm());
       r = scNeighborAllGatherV(ptr(send), sendcount, ptr(recv), recvcounts.data(), displs.data(), scDataType_t(dt),
                                scNbrAlgo_t(algo), topo, ptr(stream));
     }

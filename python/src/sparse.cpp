@@ -50,7 +50,7 @@ void bindSparse(py::module_& m) {
     scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scSparseAllReduceEx(ptr(idx), ptr(val), nnz, dim, scIndexType_t(itype), scDataType_t(vtype), scRedOp_t(op),
                               scSparseAlgo_t(algo), &o, ptr(out), comm, ptr(stream));
     }
@@ -73,7 +73,7 @@ void bindSparse(py::module_& m) {
     scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
     scResult_t r;
     {
-      py::gil_scoped_release nogil;
+      CallTurn turn(c);
       r = scSparseAllReduceToSparse(ptr(idx), ptr(val), nnz, dim, scIndexType_t(itype), scDataType_t(vtype),
                                     scRedOp_t(op), scSparseAlgo_t(algo), &o, rh, comm, ptr(stream));
     }

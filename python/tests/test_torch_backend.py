@@ -53,9 +53,10 @@ def test_ops_world_size_1(world):
         outs = [torch.empty_like(x)]
         dist.all_gather(outs, x)
         assert torch.equal(outs[0], x)
-        out = torch.empty(6, dtype=dtype)
-        dist.all_gather_into_tensor(out, x)
-        assert torch.equal(out, x.reshape(-1))
+        for shape in ((2, 3), (1, 2, 3)):  # concatenated and stacked
+            out = torch.empty(shape, dtype=dtype)
+            dist.all_gather_into_tensor(out, x)
+            assert torch.equal(out, x.reshape(shape))
         out = torch.empty_like(x)
         dist.reduce_scatter(out, [x])
         assert torch.equal(out, x)
@@ -68,6 +69,104 @@ def test_ops_world_size_1(world):
     dist.all_reduce_coalesced([a, b])
     assert torch.equal(b, torch.tensor([0.0, 2.0]))
     dist.barrier()
+
+
+def test_gloo_dtypes(world):
+    """Every dtype gloo takes (bool too), and no other."""
+    assert set(_torch_backend.DTYPES) == {torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
+                                          torch.int32, torch.int64, torch.uint8, torch.bool}
+    x = torch.tensor([True, False, True])
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT, dist.ReduceOp.MIN, dist.ReduceOp.MAX, dist.ReduceOp.BAND,
+               dist.ReduceOp.BOR, dist.ReduceOp.BXOR):
+        y = x.clone()
+        dist.all_reduce(y, op=op)
+        assert y.dtype == torch.bool and torch.equal(y, x), op
+
+
+def test_backend_attributes_torch_reads(world):
+    """The Backend properties torch's trampoline reads answer (they recursed into it before), and
+    batch_isend_irecv, which asks supports_coalescing first, gets the clear error of send."""
+    pg = dist.group.WORLD
+    b = pg._get_backend(torch.device("cpu"))
+    props = [n for n, v in vars(torch._C._distributed_c10d.Backend).items() if isinstance(v, property)]
+    assert {"supports_coalescing", "supports_splitting", "supports_shrinking", "options"} <= set(props)
+    for name in props:
+        try:
+            getattr(b, name)
+        except RecursionError:
+            pytest.fail(f"Backend.{name} recursed")
+        except RuntimeError as e:  # torch's own "does not support" of a C++ default (mem_allocator)
+            assert "does not support" in str(e), (name, e)
+    for name in ("supports_coalescing", "supports_splitting", "supports_shrinking", "supports_reconfigure",
+                 "supports_window", "_supports_time_estimate"):
+        assert getattr(b, name) is False, name
+    assert pg.supports_reconfigure is False and pg.supports_window is False
+    assert b.options.backend == "sparcoll" and b.options._timeout == timedelta(minutes=30)
+    assert b.options.group_name == pg.group_name
+    with pytest.raises(sc.InvalidUsageError, match="^send: sparcoll's torch.distributed backend does not support"):
+        dist.batch_isend_irecv([dist.P2POp(dist.isend, torch.ones(2), 0)])
+    with pytest.raises(sc.InvalidUsageError, match="^shrink_group: "):
+        b.shrink([0])
+
+
+def test_non_contiguous_leaf_that_requires_grad(world):
+    """Reduced and broadcast in place as gloo does (the copy back raised before)."""
+    gloo = dist.new_group(backend="gloo")
+    for group in (None, gloo):
+        x = torch.arange(8.0).reshape(2, 4).t().contiguous().t().requires_grad_(True)
+        assert x.is_leaf and not x.is_contiguous()
+        dist.all_reduce(x, group=group)
+        dist.broadcast(x, src=0, group=group)
+        dist.all_reduce(x.t(), group=group)  # a view of it
+        assert torch.equal(x.detach(), torch.arange(8.0).reshape(2, 4)), group
+
+
+def test_wait_is_interruptible(world, monkeypatch):
+    """A pending op's wait() runs a signal's Python handler within its slice (not when the op ends),
+    interrupts the communicator (its interrupt() where it has one) and raises the handler's exception."""
+    import signal
+    import time
+
+    comm = st.communicator()
+    interrupts = []
+    monkeypatch.setattr(comm, "interrupt", lambda: interrupts.append(1), raising=False)
+    gate = threading.Event()
+    comm._run("a blocked call", lambda: gate.wait(5), None, True)  # the worker is busy until the gate opens
+    x = torch.ones(4)
+    work = dist.all_reduce(x, async_op=True)  # queued behind it
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop
+
+    old = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        t0 = time.monotonic()
+        with pytest.raises(Stop):
+            work.wait()
+        elapsed = time.monotonic() - t0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        gate.set()
+    assert elapsed < 2.0 and interrupts
+    assert work.wait() and torch.equal(x, torch.ones(4))  # the recorder stopped nothing: the op ran after
+
+
+def test_async_ops_hold_their_tensors(world):
+    """An async op's temporary input lives until the worker has run the call."""
+    gate = threading.Event()
+    comm = st.communicator()
+    comm._run("a blocked call", lambda: gate.wait(5), None, True)
+    out = torch.zeros(1 << 16)
+    work = dist.all_gather_into_tensor(out, torch.full((1 << 16,), 7.0), async_op=True)
+    [torch.full((1 << 16,), -1.0) for _ in range(8)]  # would reuse the freed input's memory
+    gate.set()
+    work.wait()
+    assert torch.equal(out, torch.full((1 << 16,), 7.0))
 
 
 def test_async_work_and_future(world):
@@ -110,11 +209,13 @@ def test_unsupported_ops_and_dtypes(world):
     with pytest.raises(sc.InvalidUsageError, match="^gather: "):
         dist.gather(t, [torch.empty(4)], dst=0)
     with pytest.raises(sc.InvalidArgumentError, match="all_reduce: sparcoll's torch.distributed backend does not "
-                                                      "support dtype torch.bool"):
-        dist.all_reduce(torch.ones(2, dtype=torch.bool))
+                                                      "support dtype torch.int16"):
+        dist.all_reduce(torch.ones(2, dtype=torch.int16))
+    with pytest.raises(sc.InvalidArgumentError, match="ReduceOp.AVG on torch.bool"):
+        dist.all_reduce(torch.ones(2, dtype=torch.bool), op=dist.ReduceOp.AVG)
     with pytest.raises(sc.InvalidArgumentError, match="unsupported reduction op ReduceOp.BXOR"):
         dist.all_reduce(torch.ones(2, dtype=torch.int64), op=dist.ReduceOp.BXOR)
-    with pytest.raises(sc.InvalidArgumentError, match="output 0 has 3 elements"):
+    with pytest.raises(sc.InvalidArgumentError, match=r"output 0 has shape \(3,\)"):
         dist.all_gather([torch.empty(3)], t)
 
 
