@@ -44,13 +44,14 @@ void abortComm(scComm* comm, const std::string& why) {
 // A wait that an interrupt ended throws the deadline's scTimeout (its
 // deadline passed at once, core/deadline.h): it becomes scInterrupted, with
 // the wait's own words kept ("in call #3: rank 0 was waiting for rank 1...").
+constexpr const char* kInterruptedBy = " was interrupted (scCommInterrupt, or the process's interrupt check: a signal)";
+
 std::string interruptedText(const scComm* comm, const std::string& msg) {
   std::string where = msg;
   const size_t d = where.find("deadline of ");
   const size_t e = d == std::string::npos ? d : where.find(" expired", d);
   if (e != std::string::npos) where.erase(d, e + 8 - d + (e + 8 < where.size() && where[e + 8] == ' '));
-  return cat("rank ", comm->rank(), " was interrupted (scCommInterrupt, or the process's interrupt check: a signal) at ",
-             where);
+  return cat("rank ", comm->rank(), kInterruptedBy, " at ", where);
 }
 
 scResult_t recordError(scComm* comm, scResult_t code, const std::string& msg) {
@@ -79,8 +80,7 @@ scResult_t recordThreadError(const scComm* about, scResult_t code, const std::st
 void commUnusable(const scComm* comm) {
   SC_ARG(comm != nullptr, "communicator is NULL");
   if (!comm->aborted.load(std::memory_order_acquire))  // interrupted between waits: this call fails, and aborts it
-    SC_THROW(scInterrupted, "rank ", comm->rank(),
-             " was interrupted (scCommInterrupt, or the process's interrupt check: a signal) before this call");
+    SC_THROW(scInterrupted, "rank ", comm->rank(), kInterruptedBy, " before this call");
   SC_THROW(scInvalidUsage, "communicator was aborted after an earlier failure: ", comm->abortReason);
 }
 
@@ -125,7 +125,9 @@ extern "C" scResult_t scCommInitMpi(scComm_t* out, const void* mpiComm, const sc
     } catch (const Error& e) {
       failure = std::make_unique<Error>(e);
     }
-    const double timeout = !failure ? c.timeout : cfg && cfg->timeoutSeconds > 0 ? cfg->timeoutSeconds : 300.0;
+    const double timeout = !failure                             ? c.timeout
+                           : cfg && cfg->timeoutSeconds > 0 ? cfg->timeoutSeconds
+                                                            : Config{}.timeout;
     agreeOverMpi(mpiComm, failure ? nullptr : &c, failure.get(), timeout);
     if (failure) throw *failure;
     *out = (kind == scTransportNccl ? makeNcclComm(mpiComm, c) : makeMpiComm(mpiComm, c)).release();

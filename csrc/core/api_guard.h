@@ -28,7 +28,8 @@ scResult_t recordError(scComm* comm, scResult_t code, const std::string& msg);
 // call checks; the throw is out of line.)
 [[noreturn]] void commUnusable(const scComm* comm);
 inline void checkComm(const scComm* comm) {
-  if (!comm || comm->aborted.load(std::memory_order_acquire) || comm->interrupted.load(std::memory_order_relaxed)) commUnusable(comm);
+  if (!comm || comm->aborted.load(std::memory_order_acquire) || comm->interrupted.load(std::memory_order_relaxed))
+    commUnusable(comm);
 }
 // A failure recorded for this thread alone, about comm (may be null):
 // scGetLastError(comm) on this thread returns it while it is the thread's

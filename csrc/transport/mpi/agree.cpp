@@ -31,7 +31,6 @@ struct Record {
   double timeout;
   uint64_t pipelineBytes, tuningDigest;
   double alpha, beta, gamma, betaShared, messageOverhead;
-  char tuningPath[160];
   char error[600];
 };
 
@@ -64,7 +63,6 @@ Record recordOf(const Config* c, const Error* failure) {
   r.gamma = c->env.gamma;
   r.betaShared = c->env.betaShared;
   r.messageOverhead = c->env.messageOverhead;
-  std::snprintf(r.tuningPath, sizeof r.tuningPath, "%s", c->tuningPath.c_str());
   return r;
 }
 
