@@ -37,13 +37,14 @@ namespace {
 
 using namespace scbench;
 
-const char* kDenseAlgos[] = {"auto", "ring", "rabenseifner", "recdbl", "native"};  // scAlgo_t order
+// The allreduce baselines -B accepts (scAlgoName spellings).
+constexpr scAlgo_t kBaselines[] = {scAlgoNative, scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoAuto};
 
 std::vector<std::string> dsopAlgos() {
   std::vector<std::string> v;
   for (auto a : {scDsopAllReduce, scDsopAllGather, scDsopAllReduceRing, scDsopGRabenseifner, scDsopAllScatter,
                  scDsopAuto})
-    v.push_back(scDsopAlgoName(a));
+    v.emplace_back(scDsopAlgoName(a));
   return v;
 }
 
@@ -133,10 +134,11 @@ class Dsop final : public Tool {
     f.add({'B', "baseline", "<algo>",
            "dense algorithm of the allreduce baseline:\nnative ring rabenseifner recdbl auto (default native)",
            [this](const std::string& v) {
-             const auto* p = std::find(std::begin(kDenseAlgos), std::end(kDenseAlgos), v);
-             if (p == std::end(kDenseAlgos))
+             scAlgo_t a = scAlgoAuto;
+             if (scAlgoFromName(v.c_str(), &a) != scSuccess ||
+                 std::find(std::begin(kBaselines), std::end(kBaselines), a) == std::end(kBaselines))
                throw UsageError{"-B takes native, ring, rabenseifner, recdbl or auto, got '" + v + "'"};
-             baseline_ = scAlgo_t(p - std::begin(kDenseAlgos));
+             baseline_ = a;
            }});
     f.add({'S', "summary", "<file>", "also write the markdown summary to this file",
            [this](const std::string& v) { summaryFile_ = v; }});
@@ -250,7 +252,7 @@ void Dsop::measure(Group& g, RankState& rs, const Context& ctx, std::vector<Samp
 
 void Dsop::report(const Context& ctx, const std::vector<Sample>& samples, const std::vector<Checked>& checks) const {
   const Options& o = ctx.o;
-  const std::string baseName = kDenseAlgos[baseline_], transport = transportName(ctx.info.transport);
+  const std::string baseName = scAlgoName(baseline_), transport = transportName(ctx.info.transport);
   if (!o.jsonFile.empty()) {
     std::vector<JsonObject> lines;
     for (const Sample& s : samples) {

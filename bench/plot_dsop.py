@@ -28,8 +28,8 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker  # noqa: E402
+import matplotlib.pyplot as plt
+import matplotlib.ticker
 
 BASELINE = "allreduce"
 

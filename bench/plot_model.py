@@ -44,7 +44,7 @@ import statistics
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 NAME = re.compile(r"^(?P<net>[a-z0-9.]+)-p(?P<P>\d+)-check\.jsonl$")
 DENSE = ("allreduce", "reduce_scatter", "allgather", "broadcast")

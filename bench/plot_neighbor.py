@@ -35,7 +35,7 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 ORDER = ["auto", "naive", "combining", "hierarchical", "native", "mpi"]
 
@@ -158,7 +158,7 @@ def tables(runs):
     out = ["### auto against the baseline, same run (mpi: MPI_Neighbor_allgather called directly)", "",
            "| P | nodes | topology | baseline | launches | sizes | auto/baseline median | worst (size) | sizes > 1.05 |",
            "|---|---|---|---|---|---|---|---|---|"]
-    for (P, rpn, dtype), topos in sorted(runs.items()):
+    for (P, rpn, _dtype), topos in sorted(runs.items()):
         for topo in sorted(topos):
             base = baseline(topos[topo])
             q = point_ratios(topos[topo].get("auto", []), topos[topo].get(base, []))
@@ -175,7 +175,7 @@ def tables(runs):
     out += ["", "### combining at blocks of 8 B .. 1 KiB", "",
             "| P | topology | naive/combining msgs per rank | combining/baseline time | combining/naive time |",
             "|---|---|---|---|---|"]
-    for (P, rpn, dtype), topos in sorted(runs.items()):
+    for (P, rpn, _dtype), topos in sorted(runs.items()):
         if rpn:
             continue
         for topo in sorted(topos):
@@ -194,7 +194,7 @@ def tables(runs):
     out += ["", "### hierarchical with virtual nodes, blocks of 64 KiB .. 4 MiB", "",
             "| P | nodes | topology | naive/hierarchical inter-node bytes | hierarchical/naive time | "
             "hierarchical/baseline time | auto picks |", "|---|---|---|---|---|---|---|"]
-    for (P, rpn, dtype), topos in sorted(runs.items()):
+    for (P, rpn, _dtype), topos in sorted(runs.items()):
         if not rpn:
             continue
         for topo in sorted(topos):

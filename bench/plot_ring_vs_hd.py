@@ -24,7 +24,7 @@ import statistics
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 ALGOS = ("ring", "rabenseifner")
 COLORS = {"ring": "tab:blue", "rabenseifner": "tab:orange"}

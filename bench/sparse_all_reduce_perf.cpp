@@ -15,6 +15,9 @@
 //            on the densified vector; the densification is not timed
 //   dense    scSparseDense: densify + the library's dense allreduce
 //   auto, ssar_recdbl, ssar_split_allgather, dsar_split_allgather, dsar_early_switch
+//   static   scSparseAllReduceStatic with capacity = the largest rank's count
+//            (on device buffers with a status word, so no host read); dense
+//            output only, left out with -O sparse
 //
 //   mpirun -np 4 bench/sparse_all_reduce_perf -b 64M -e 64M -D 0.001,0.01,0.1,0.5
 //   bench/sparse_all_reduce_perf -t local -p 8 -b 1M -e 64M -f 4 -I powerlaw -O sparse
@@ -37,7 +40,7 @@ namespace {
 using namespace scbench;
 
 const std::vector<std::string> kAlgos{"native", "dense", "auto", "ssar_recdbl", "ssar_split_allgather",
-                                      "dsar_split_allgather", "dsar_early_switch"};
+                                      "dsar_split_allgather", "dsar_early_switch", "static"};
 
 uint64_t splitmix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -235,13 +238,17 @@ long long SparseAllReduce::runRank(Group& g, RankState& rs, const Context& ctx) 
       });
       std::vector<size_t> nnzAll;
       for (const auto& s : g.allgather(std::to_string(nnz))) nnzAll.push_back(std::stoull(s));
+      // The static path's capacity and its slots (the input padded to it).
+      const size_t cap = std::max<size_t>(1, *std::max_element(nnzAll.begin(), nnzAll.end()));
+      Buffer status = rs.alloc(8);
+      rs.write(status.data(), 1, scUint64, [](uint64_t) { return 0.0; });
       scSparseAlgo_t choice = scSparseAuto;
       scSparseAlgoFor(rs.comm, nnzAll.data(), N, it_, dt, &opts, sparseOut_ ? 0 : 1, &choice);
 
       // The baseline first: its result is the reference of every check.
       std::vector<std::string> order{"native"};
       for (const auto& a : o.algorithms)
-        if (a != "native") order.push_back(a);
+        if (a != "native" && !(a == "static" && sparseOut_)) order.push_back(a);  // static: dense output only
       double nativeUs = 0, resultDensity = 0;
       std::vector<char> want;
       for (const auto& name : order) {
@@ -249,6 +256,14 @@ long long SparseAllReduce::runRank(Group& g, RankState& rs, const Context& ctx) 
         for (int i = 0; i < scNumSparseAlgos; ++i)
           if (name == scSparseAlgoName(scSparseAlgo_t(i))) sa = scSparseAlgo_t(i);
         auto call = [&] {
+          if (name == "static") {
+            const scResult_t r = scSparseAllReduceStatic(bi.data(), bv.data(), nnz, nullptr, cap, N, it_, dt, scSum,
+                                                         out.data(), rs.device ? reinterpret_cast<uint64_t*>(status.data())
+                                                                               : nullptr,
+                                                         rs.comm, rs.stream);
+            if (r != scSuccess) callFailed(rs, "scSparseAllReduceStatic", r);
+            return;
+          }
           if (name == "native") {
             if (ctx.info.transport == scTransportMpi && mpiAllreduce(denseIn.data(), ref.data(), N, dt)) return;
             const scAlgo_t base = baselineIsAuto(ctx) ? scAlgoAuto : scAlgoNative;

@@ -9,6 +9,7 @@
 
 #include "core/reduce_op.h"
 #include "core/sorted_index.h"
+#include "sparse/static_block.h"
 #include "sparse/stream.h"
 
 namespace sc::sp::dev {
@@ -100,6 +101,44 @@ __global__ void splitKernel(const I* idx, uint64_t n, const uint64_t* nIn, const
     offs[p] = first;
     counts[p] = p < parts ? sorted::partStart(idx, n, bounds, parts, p + 1) - first : 0;
   }
+}
+
+// --- the static-size allreduce (sparse/static_block.h) -----------------------
+// The status word of slot s, for the minimum over all slots.
+template <typename I>
+struct StaticCheckAt {
+  const unsigned char* blocks;
+  StaticLayout L;
+  uint64_t dim;
+  __device__ __forceinline__ uint64_t operator()(uint64_t s) const {
+    I key;
+    return staticSlot(blocks, L, dim, s, &key);
+  }
+};
+
+// Slot s of the gathered blocks as a sort pair (SparseOps::staticSlots).
+template <typename I, typename B>
+__global__ void staticSlotsKernel(const unsigned char* blocks, StaticLayout L, uint64_t dim, uint64_t n, I* keys,
+                                  B* vals) {
+  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t s = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < n; s += stride) {
+    (void)staticSlot(blocks, L, dim, s, &keys[s]);
+    vals[s] = uint64_t(keys[s]) < dim ? staticValue<B>(blocks, L, s) : B(0);
+  }
+}
+
+// Densify of the first *cnt coalesced entries whose index is below dim
+// (unique indices: no two threads write one element).
+template <typename I, typename B>
+__global__ void densifyCountedKernel(const I* idx, const B* val, const uint64_t* cnt, uint64_t nMax, uint64_t dim,
+                                     B* dense) {
+  const uint64_t n = *cnt < nMax ? *cnt : nMax, stride = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    if (uint64_t(idx[i]) < dim) sorted::scatterAt<false>(idx, val, i, 0, dense);
+}
+
+__global__ void keepStatusKernel(uint64_t* status, const uint64_t* err) {
+  if (*err != kStaticOk && *status == 0) *status = *err;
 }
 
 // A small host array passed by value (kernel parameter) and written in stream order.

@@ -7,6 +7,7 @@
 //   sparsify       DeviceSelect::If (indices, then values with the same predicate)
 //   validate       DeviceReduce::Reduce (min of the first failed check)
 //   densify / scatter-add   one scatter kernel (sparse_kernels.cuh)
+//   static slots   one kernel (blocks -> sort pairs) + DeviceReduce::Reduce (first bad slot)
 // Data-dependent counts stay in device memory; the host reads them with
 // toHost(), which first waits for the stream (polled, bounded by the deadline).
 // Every operation makes env.device current through a DeviceScope, so the
@@ -167,6 +168,48 @@ class CudaOps final : public SparseOps {
         }, "cub::DeviceSelect::If (sparsify values)");
       });
     });
+  }
+
+  void staticSlots(const void* blocks, int P, const StaticLayout& L, uint64_t dim, void* keys, void* vals,
+                   uint64_t* err) override {
+    const DeviceScope on(env_.device);
+    const uint64_t n = uint64_t(P) * L.cap;
+    const auto* b = static_cast<const unsigned char*>(blocks);
+    dispatchIdx(it, [&](auto itag) {
+      using I = decltype(itag);
+      dispatchBits(vsz, [&](auto btag) {
+        using B = decltype(btag);
+        dev::staticSlotsKernel<<<blocksFor(n), kThreads, 0, stream_>>>(b, L, dim, n, static_cast<I*>(keys),
+                                                                        static_cast<B*>(vals));
+        SC_CUDA_CHECK(cudaGetLastError());
+      });
+      auto in = make_transform_iterator(counting_iterator<uint64_t>(0), dev::StaticCheckAt<I>{b, L, dim});
+      cub([&](void* t, size_t& bytes) {
+        return cub::DeviceReduce::Reduce(t, bytes, in, err, int64_t(n), dev::MinU64{}, kStaticOk, stream_);
+      }, "cub::DeviceReduce::Reduce (static slots)");
+    });
+  }
+
+  void densifyCounted(const void* idx, const void* val, const uint64_t* cnt, uint64_t nMax, uint64_t dim,
+                      void* dense) override {
+    const DeviceScope on(env_.device);
+    if (dim) SC_CUDA_CHECK(cudaMemsetAsync(dense, 0, dim * vsz, stream_));
+    if (nMax == 0) return;
+    dispatchIdx(it, [&](auto itag) {
+      using I = decltype(itag);
+      dispatchBits(vsz, [&](auto btag) {
+        using B = decltype(btag);
+        dev::densifyCountedKernel<<<blocksFor(nMax), kThreads, 0, stream_>>>(
+            static_cast<const I*>(idx), static_cast<const B*>(val), cnt, nMax, dim, static_cast<B*>(dense));
+        SC_CUDA_CHECK(cudaGetLastError());
+      });
+    });
+  }
+
+  void keepStatus(uint64_t* status, const uint64_t* err) override {
+    const DeviceScope on(env_.device);
+    dev::keepStatusKernel<<<1, 1, 0, stream_>>>(status, err);
+    SC_CUDA_CHECK(cudaGetLastError());
   }
 
   void toHost(void* dst, const void* src, size_t bytes) override {

@@ -1,5 +1,5 @@
 // Pieces shared by the dense tools (all_reduce_perf, reduce_scatter_perf,
-// all_gather_perf): algorithm names -> scAlgo_t.
+// all_gather_perf, broadcast_perf): algorithm names -> scAlgo_t.
 #pragma once
 
 #include <string>
@@ -8,14 +8,12 @@
 
 namespace scbench {
 
-// "auto", "ring", "rabenseifner", "recdbl", "native" -> scAlgo_t (the driver has
-// already checked the name against the tool's list).
+// An scAlgoName spelling ("auto", "ring", "binomial", ...) -> scAlgo_t; the
+// driver has already checked the name against the tool's list (scAlgoAuto
+// for anything else).
 inline scAlgo_t denseAlgo(const std::string& name) {
-  if (name == "ring") return scAlgoRing;
-  if (name == "rabenseifner") return scAlgoRabenseifner;
-  if (name == "recdbl") return scAlgoRecDbl;
-  if (name == "native") return scAlgoNative;
-  return scAlgoAuto;
+  scAlgo_t a = scAlgoAuto;
+  return scAlgoFromName(name.c_str(), &a) == scSuccess ? a : scAlgoAuto;
 }
 
 }  // namespace scbench

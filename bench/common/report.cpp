@@ -173,6 +173,8 @@ bool Report::writeJson(const std::vector<Result>& all, const std::string& path, 
     else j.add("wrong", nullptr);
     j.add("bytes_sent_per_rank_avg", r.sentAvg).add("bytes_sent_per_rank_max", r.sentMax);
     j.add("msgs_sent_per_rank_max", r.msgsMax).add("traffic_counted", r.algorithm != "native");
+    j.add("rounds_per_call_max", r.roundsMax).add("rendezvous_per_call_max", r.rendezvousMax);
+    j.add("host_syncs_per_call_max", r.hostSyncsMax).add("events_created_per_call_max", r.eventsMax);
     const auto n = native.find(keyOf(r));
     if (n != native.end() && r.algorithm != info_.baseline && n->second->timeUs > 0 && r.timeUs > 0) {
       j.add("baseline", info_.baseline).add("baseline_time_us", n->second->timeUs);

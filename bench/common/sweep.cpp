@@ -58,6 +58,10 @@ class RankRunner {
     r.sentAvg = t.sentAvg;
     r.sentMax = t.sentMax;
     r.msgsMax = t.msgsMax;
+    r.roundsMax = t.roundsMax;
+    r.rendezvousMax = t.rendezvousMax;
+    r.hostSyncsMax = t.hostSyncsMax;
+    r.eventsMax = t.eventsMax;
     g_.barrier();
 
     if (o_.check) {

@@ -114,7 +114,8 @@ uint64_t countWrong(const void* got, uint64_t n, scDataType_t dt, F want, Match 
         continue;
       }
       const T w = sc::fromDouble<T>(want(i));
-      wrong += std::memcmp(&w, p + i, sizeof(T)) != 0;
+      // The object representations, on purpose: Match::Bits compares bit for bit.
+      wrong += std::memcmp(&w, p + i, sizeof(T)) != 0;  // NOLINT(bugprone-suspicious-memory-comparison)
     }
     return wrong;
   });

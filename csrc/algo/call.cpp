@@ -141,12 +141,15 @@ void verify(scComm& comm, const CallSig& sig) {
   const Wire mine = toWire(sig, comm.seq);
   std::vector<Wire> all(static_cast<size_t>(P));
   const scStats_t kept = comm.stats;
+  std::vector<uint64_t> keptLinks;  // the topology's link counters (topology/topology.h)
+  if (comm.topo) keptLinks = comm.topo->linkBytes;
   comm.transport->beginCall(comm.seq, CallSig{"check"}.hash());
   {
     Ctx c(comm, scUint8, scSum, nullptr);
     doublingAllGather(c, &mine, all.data(), sizeof(Wire));
   }
   comm.stats = kept;
+  if (comm.topo) comm.topo->linkBytes = std::move(keptLinks);
   std::map<Wire, std::vector<int>> groups;
   for (int q = 0; q < P; ++q) groups[all[size_t(q)]].push_back(q);
   if (groups.size() == 1) return;

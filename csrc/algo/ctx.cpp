@@ -57,8 +57,16 @@ std::unique_ptr<Round> Ctx::postRaw(std::vector<P2POp>& ops) {
       comm.stats.interNodeBytesSent += o.bytes;
       comm.stats.interNodeMsgsSent++;
     }
+    // The tree links the message crosses (topology/topology.h).
+    if (topo::CommTopo* t = comm.topo.get())
+      for (const int l : t->linksTo[size_t(o.peer)]) {
+        uint64_t& b = t->linkBytes[size_t(l)];
+        b += o.bytes;
+        comm.stats.maxLinkBytes = std::max(comm.stats.maxLinkBytes, b);
+      }
   }
   if (drop) ops.erase(std::remove_if(ops.begin(), ops.end(), dropped), ops.end());
+  if (!ops.empty()) comm.stats.rounds++;
   comm.recorder->round(ops, phase_, step_, steps_);
   return comm.transport->post(ops, stream, dl);
 }

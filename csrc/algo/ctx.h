@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/comm.h"
+#include "topology/comm_topo.h"
 
 namespace sc {
 
@@ -26,7 +27,8 @@ class Ctx {
  public:
   Ctx(scComm& c, scDataType_t dt, scRedOp_t op, void* stream)
       : comm(c), dt(dt), op(op), esz(dtypeSize(dt)), rank(c.rank()), size(c.size()),
-        stream(stream), dl(c.callDeadline()) {}
+        stream(stream), dl(c.callDeadline()),
+        ringOrder_(c.topo ? c.topo->order.data() : nullptr), ringPos_(c.topo ? c.topo->pos.data() : nullptr) {}
 
   scComm& comm;
   const scDataType_t dt;
@@ -38,6 +40,14 @@ class Ctx {
   // Node of every rank, when the schedule knows them: post() then counts the
   // messages that cross nodes (scStats_t.interNode*).
   const std::vector<int>* nodeOf = nullptr;
+
+  // The ring order (topology/topology.h): the rank at ring position i (any
+  // integer, taken mod size) and rank r's position. Without a topology file
+  // both are the identity. A ring schedule runs in positions: its right
+  // neighbour is ringRank(ringPos(rank) + 1), and the block a position holds
+  // is named by the rank there, so block r still ends on rank r.
+  int ringRank(int i) const;
+  int ringPos(int r) const { return ringPos_ ? ringPos_[r] : r; }
 
   // Where the schedule is, named in the errors of its rounds (a timeout then
   // says "ring reduce-scatter step 2/3 of scAllReduce(...)" and whom the rank
@@ -92,10 +102,14 @@ class Ctx {
   std::unique_ptr<Round> postRaw(std::vector<P2POp>& ops);
   const char* phase_ = nullptr;
   int step_ = 0, steps_ = 0;
+  const int* const ringOrder_;
+  const int* const ringPos_;
 };
 
 // a mod p in [0, p) for any sign of a: ring neighbours and block numbers.
 inline int mod(int a, int p) { return ((a % p) + p) % p; }
+
+inline int Ctx::ringRank(int i) const { return ringOrder_ ? ringOrder_[mod(i, size)] : mod(i, size); }
 
 // Largest power of two <= p.
 inline int pow2Floor(int p) {

@@ -3,22 +3,27 @@
 // then P-1 steps of allgather. Each rank sends 2(P-1)/P of the vector — the
 // lower bound for allreduce. Steps are cut into slices so a bounded scratch
 // buffer suffices and the reduction of slice k overlaps the transfer of k+1.
+// The ring runs in the communicator's ring order (Ctx::ringRank/ringPos: the
+// topology file's depth-first order of the hosts, else rank order): the rank
+// at position p sends to position p+1, and the blocks are named by the ranks
+// at the positions, so block r (Blocks' r-th) still ends on rank r.
 #include "algo/dense.h"
 
 namespace sc {
 
 void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L) {
-  const int P = c.size, r = c.rank, right = mod(r + 1, P), left = mod(r - 1, P);
+  const int P = c.size, p = c.ringPos(c.rank), right = c.ringRank(p + 1), left = c.ringRank(p - 1);
   if (P == 1) { c.copy(c.at(work, L.off(0)), c.at(src, L.off(0)), L.len(0)); return; }
   // No slice is longer than the largest block (block 0): the scratch then
   // follows the message, not a large pipelineBytes (up to 1 GiB per slice).
   const size_t S = std::min(c.sliceElems(), std::max<size_t>(1, L.len(0)));
   char* tmp[2] = {c.scratch(Scratch::RingSlice0, S), c.scratch(Scratch::RingSlice1, S)};
-  // Step s: send block r-s-1 (partial sum), receive block r-s-2 and add our own
-  // contribution; after P-1 steps block r has passed every rank.
+  // Step s: send the block of position p-s-1 (partial sum), receive that of
+  // p-s-2 and add our own contribution; after P-1 steps the block of position
+  // p (this rank's) has passed every rank.
   for (int s = 0; s < P - 1; ++s) {
     c.phase("ring reduce-scatter", s, P - 1);
-    const size_t sb = mod(r - s - 1, P), rb = mod(r - s - 2, P);
+    const size_t sb = size_t(c.ringRank(p - s - 1)), rb = size_t(c.ringRank(p - s - 2));
     const char* sendBase = c.at(s == 0 ? src : work, L.off(sb));
     const size_t slen = L.len(sb), rlen = L.len(rb);
     const size_t nslices = std::max((slen + S - 1) / S, (rlen + S - 1) / S);
@@ -38,14 +43,14 @@ void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L) {
 }
 
 void ringAllGather(Ctx& c, void* buf, const Blocks& L, const void* own) {
-  const int P = c.size, r = c.rank, right = mod(r + 1, P), left = mod(r - 1, P);
-  // Step s: forward block r-s (ours at s = 0, from `own` when given: single
+  const int P = c.size, p = c.ringPos(c.rank), right = c.ringRank(p + 1), left = c.ringRank(p - 1);
+  // Step s: forward the block of position p-s (ours at s = 0, from `own` when given: single
   // copy reads the sender's memory, and a block this rank has just written
-  // reads at half the speed of its input, 64 KiB at P = 2), receive block
-  // r-s-1 in place.
+  // reads at half the speed of its input, 64 KiB at P = 2), receive that of
+  // p-s-1 in place.
   for (int s = 0; s < P - 1; ++s) {
     c.phase("ring allgather", s, P - 1);
-    const size_t sb = mod(r - s, P), rb = mod(r - s - 1, P);
+    const size_t sb = size_t(c.ringRank(p - s)), rb = size_t(c.ringRank(p - s - 1));
     const void* from = s == 0 && own ? own : c.at(buf, L.off(sb));
     c.sendrecv(right, from, L.len(sb), left, c.at(buf, L.off(rb)), L.len(rb));
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/api_guard.h"
+#include "topology/topology.h"
 #include "transport/factory.h"
 
 namespace sc {
@@ -130,7 +131,10 @@ extern "C" scResult_t scCommInitMpi(scComm_t* out, const void* mpiComm, const sc
                                                             : Config{}.timeout;
     agreeOverMpi(mpiComm, failure ? nullptr : &c, failure.get(), timeout);
     if (failure) throw *failure;
-    *out = (kind == scTransportNccl ? makeNcclComm(mpiComm, c) : makeMpiComm(mpiComm, c)).release();
+    topo::checkSupported(c, kind == scTransportNccl);  // the same on every rank: the agreement compared the files
+    std::unique_ptr<scComm> made = kind == scTransportNccl ? makeNcclComm(mpiComm, c) : makeMpiComm(mpiComm, c);
+    topo::setupExchanged(*made);
+    *out = made.release();
   });
 }
 
@@ -155,6 +159,7 @@ extern "C" scResult_t scCommInitRank(scComm_t* out, int nranks, scUniqueId id, i
     for (char ch : id.internal) blank = blank && ch == 0;
     SC_ARG(!blank, "the unique id is all zeros: pass the id that scGetUniqueId returned on one rank to every rank");
     Config c = resolveConfig(cfg, scTransportNccl);
+    topo::checkSupported(c, true);
     *out = makeNcclCommFromId(nranks, id, rank, c).release();
   });
 }
@@ -164,7 +169,11 @@ extern "C" scResult_t scCommInitLocal(scComm_t* comms, int nranks, const int* de
     SC_ARG(comms != nullptr, "output communicator array is NULL");
     SC_ARG(nranks >= 1, "nranks must be >= 1, got ", nranks);
     Config c = resolveConfig(cfg, scTransportLocal);
+    topo::checkSupported(c, devices != nullptr);
     std::vector<std::unique_ptr<scComm>> made = makeLocalComms(nranks, devices, c);
+    std::vector<scComm*> raw;
+    for (auto& m : made) raw.push_back(m.get());
+    topo::setupLocal(raw);
     for (int i = 0; i < nranks; ++i) comms[i] = made[i].release();
   });
 }
@@ -209,7 +218,12 @@ extern "C" scResult_t scCommShrink(scComm_t comm, const int* excludeRanks, int n
     // shrinking is how a job goes on after an abort.
     std::unique_ptr<Transport> t = comm->transport->shrink(exclude, Deadline::in(comm->cfg.timeout));
     auto backend = comm->device() ? makeCudaBackend(comm->cfg.device) : makeCpuBackend();
-    *newcomm = new scComm(std::move(t), std::move(backend), comm->cfg);
+    auto shrunk = std::make_unique<scComm>(std::move(t), std::move(backend), comm->cfg);
+    std::vector<int> kept;  // the new ranks are the old ones left, in order
+    for (int q = 0; q < P; ++q)
+      if (!std::binary_search(exclude.begin(), exclude.end(), q)) kept.push_back(q);
+    topo::setupShrunk(*shrunk, *comm, kept);
+    *newcomm = shrunk.release();
   });
 }
 
@@ -254,5 +268,6 @@ extern "C" scResult_t scCommResetStats(scComm_t comm) {
   return scCall(comm, [&] {
     SC_ARG(comm, "communicator is NULL");
     comm->stats = scStats_t{};
+    if (comm->topo) std::fill(comm->topo->linkBytes.begin(), comm->topo->linkBytes.end(), 0);
   });
 }

@@ -2,14 +2,18 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "core/entry.h"
+#include "core/names.h"
 #include "model/tuning.h"
 
 namespace sc {
@@ -69,35 +73,50 @@ double timeoutFromEnv() {
   return t;
 }
 
-bool parseAlgo(const char* s, scAlgo_t* out) {
-  for (int i = 0; i < scNumAlgos; ++i)
-    if (std::strcmp(s, algoName(scAlgo_t(i))) == 0) { *out = scAlgo_t(i); return true; }
-  return false;
-}
-
-const char* algoName(scAlgo_t a) {
-  static const char* names[] = {"auto", "ring", "rabenseifner", "recdbl", "native", "binomial", "scatter_allgather"};
-  static_assert(sizeof(names) / sizeof(names[0]) == scNumAlgos, "names follows scAlgo_t");
-  return (a >= 0 && a < scNumAlgos) ? names[a] : "?";
-}
+// parseAlgo and algoName: core/names.cpp (the one scAlgo_t name table).
 
 // scConfig_t before tuningFile was added: callers built against that header
 // pass this size, and the fields from tuningFile on are not theirs to read.
 constexpr size_t kConfigSizeV1 = offsetof(scConfig_t, tuningFile);
 // ... and before check was added.
 constexpr size_t kConfigSizeV2 = offsetof(scConfig_t, check);
+// ... and before topologyFile was added.
+constexpr size_t kConfigSizeV3 = offsetof(scConfig_t, topologyFile);
+
+// The topology file's path and contents (parsed at creation, topology/topology.h):
+// a file that cannot be read is noted, not thrown, so that MPI ranks first
+// compare what they read.
+void readTopology(Config& c, const char* path) {
+  c.topologyPath = path;
+  std::ifstream f(path, std::ios::binary);
+  struct stat st;
+  if (!f || ::stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+    c.topologyReadError = cat("topology file '", path, "': cannot read: ", std::strerror(errno ? errno : ENOENT));
+    return;
+  }
+  if (st.st_size > (16 << 20)) {
+    c.topologyReadError = cat("topology file '", path, "': larger than 16 MiB");
+    return;
+  }
+  std::ostringstream all;
+  all << f.rdbuf();
+  c.topologyText = all.str();
+}
 
 Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   Config c;
   c.transport = transport;
   const char* tuningFile = nullptr;
+  const char* topologyFile = nullptr;
   scCheck_t check = scCheckDefault;
   if (in) {
-    SC_ARG(in->size == 0 || in->size == kConfigSizeV1 || in->size == kConfigSizeV2 || in->size >= sizeof(scConfig_t),
+    SC_ARG(in->size == 0 || in->size == kConfigSizeV1 || in->size == kConfigSizeV2 ||
+               in->size == kConfigSizeV3 || in->size >= sizeof(scConfig_t),
            "scConfig_t.size is ", in->size, ", expected ", sizeof(scConfig_t),
            " (initialise it with SC_CONFIG_INITIALIZER)");
     if (in->size >= kConfigSizeV2) tuningFile = in->tuningFile;
-    if (in->size >= sizeof(scConfig_t)) {
+    if (in->size >= sizeof(scConfig_t)) topologyFile = in->topologyFile;
+    if (in->size >= kConfigSizeV3) {
       SC_ARG(in->check >= scCheckDefault && in->check <= scCheckOff, "unknown scConfig_t.check ", int(in->check));
       check = in->check;
     }
@@ -113,8 +132,7 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
     c.timeout = timeoutFromEnv();
   }
   if (const char* a = std::getenv("SPARCOLL_ALGO"); a && *a) {
-    SC_ARG(parseAlgo(a, &c.algo), "SPARCOLL_ALGO='", a,
-           "' is not one of auto, ring, rabenseifner, recdbl, native, binomial, scatter_allgather");
+    SC_ARG(parseAlgo(a, &c.algo), "SPARCOLL_ALGO='", a, "' is not one of ", algoNameList());
   }
   if (check == scCheckDefault) {
     check = scCheckNative;
@@ -169,6 +187,8 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
     c.tuning = model::loadTuning(f, "SPARCOLL_TUNING_FILE");
     c.tuningPath = f;
   }
+  if (topologyFile && *topologyFile) readTopology(c, topologyFile);
+  else if (const char* f = std::getenv("SPARCOLL_TOPOLOGY_FILE"); f && *f) readTopology(c, f);
   return c;
 }
 
@@ -190,6 +210,7 @@ scComm::scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b,
       recorder(std::make_unique<sc::Recorder>(cfg.flightRecorder, cfg.traceDir, transport->rank(),
                                               transport->size(), transport->name())),
       rank_(transport->rank()), size_(transport->size()) {
+  transport->bindStats(&stats);
   sc::registerComm(this);
 }
 
@@ -218,6 +239,7 @@ char* scComm::scratch(sc::Scratch slot, size_t bytes, void* stream) {
     }
     s.first = backend->allocOn(bytes, stream);
     s.second = bytes;
+    ++stats.scratchAllocs;
   }
   return static_cast<char*>(s.first);
 }

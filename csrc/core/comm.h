@@ -20,6 +20,9 @@
 #include "transport/transport.h"
 
 namespace sc {
+namespace topo {
+struct CommTopo;  // topology/topology.h
+}
 
 struct Config {
   scTransport_t transport = scTransportMpi;
@@ -47,13 +50,19 @@ struct Config {
   // and the trace directory (SPARCOLL_TRACE; empty: no trace).
   size_t flightRecorder = 32;
   std::string traceDir;
+  // The topology file (scConfig_t.topologyFile / SPARCOLL_TOPOLOGY_FILE;
+  // topology/topology.h): its path (empty: none) and contents, read at
+  // resolveConfig and parsed at creation, after the ranks compared digests;
+  // topologyReadError: why it could not be read (empty: read).
+  std::string topologyPath, topologyText, topologyReadError;
 };
 
 // Merges the caller's scConfig_t (may be NULL) with environment overrides:
 // SPARCOLL_TIMEOUT, SPARCOLL_ALGO, SPARCOLL_PIPELINE_BYTES, SPARCOLL_ALPHA/BETA/GAMMA,
 // SPARCOLL_MACHINES, SPARCOLL_MODEL_TRANSPORT, SPARCOLL_CHECK, SPARCOLL_FLIGHT_RECORDER, SPARCOLL_TRACE,
 // and reads the tuning file (scConfig_t.tuningFile, else
-// SPARCOLL_TUNING_FILE).
+// SPARCOLL_TUNING_FILE) and the topology file (scConfig_t.topologyFile, else
+// SPARCOLL_TOPOLOGY_FILE).
 Config resolveConfig(const scConfig_t* cfg, scTransport_t transport);
 // SPARCOLL_TIMEOUT in seconds, 300 when unset; scInvalidArgument naming the
 // variable unless a positive number.
@@ -98,6 +107,9 @@ struct scComm {
   // when none is. A call the library makes from inside another (DSOP's
   // allreduce) is on the same thread and nests.
   std::atomic<std::thread::id> inUse{};
+  // The topology file's tree, this communicator's ring order and link
+  // counters (topology/topology.h); null without a file: rank order.
+  std::shared_ptr<sc::topo::CommTopo> topo;
 
   // Registers the communicator as live (entry.h: commLive); the destructor
   // unregisters it.
@@ -132,6 +144,13 @@ struct scComm {
   // The grow-only scratch buffer of `slot` (kept between calls), for work
   // enqueued on `stream` (the call's stream; NULL on host communicators).
   char* scratch(sc::Scratch slot, size_t bytes, void* stream);
+  // Blocks the host until `stream`'s work is done (Backend::sync), counted in
+  // scStats_t.hostSyncs on device communicators: every wait of a call for
+  // the device goes through here.
+  void hostSync(void* stream, const sc::Deadline& dl) {
+    if (device()) ++stats.hostSyncs;
+    backend->sync(stream, dl);
+  }
 
  private:
   std::vector<std::pair<void*, size_t>> scratch_;

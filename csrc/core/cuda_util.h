@@ -44,19 +44,6 @@ class DeviceScope {
   int device_, prev_ = -1;
 };
 
-// An event with timing off (the cheap kind), recorded on `stream`. The
-// caller destroys it (cudaEventDestroy is safe while it is pending).
-inline cudaEvent_t recordEventOn(cudaStream_t stream) {
-  cudaEvent_t ev = nullptr;
-  SC_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-  const cudaError_t rc = cudaEventRecord(ev, stream);
-  if (rc != cudaSuccess) {
-    cudaEventDestroy(ev);
-    cudaCheck(rc, "cudaEventRecord", __FILE__, __LINE__);
-  }
-  return ev;
-}
-
 // A transport's own non-blocking stream on one device, for the transfers of
 // its rounds. A round posted on it first waits for the point the caller's
 // stream has reached (so it sees every earlier write and may overwrite every
@@ -70,18 +57,19 @@ class SideStream {
  public:
   explicit SideStream(int device) : device_(device) {}
   ~SideStream() {
+    if (follow_ && cudaEventDestroy(follow_) != cudaSuccess) (void)cudaGetLastError();
     if (s_ && cudaStreamDestroy(s_) != cudaSuccess) (void)cudaGetLastError();
   }
   SideStream(const SideStream&) = delete;
   SideStream& operator=(const SideStream&) = delete;
 
   // The stream, made to follow `caller` from here on. Call with device_ current.
+  // One event serves every call: the wait is enqueued before the next record.
   cudaStream_t after(cudaStream_t caller) {
     if (!s_) SC_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
-    cudaEvent_t ev = recordEventOn(caller);
-    const cudaError_t rc = cudaStreamWaitEvent(s_, ev, 0);
-    cudaEventDestroy(ev);
-    SC_CUDA_CHECK(rc);
+    if (!follow_) SC_CUDA_CHECK(cudaEventCreateWithFlags(&follow_, cudaEventDisableTiming));
+    SC_CUDA_CHECK(cudaEventRecord(follow_, caller));
+    SC_CUDA_CHECK(cudaStreamWaitEvent(s_, follow_, 0));
     return s_;
   }
   int device() const { return device_; }
@@ -89,6 +77,7 @@ class SideStream {
  private:
   const int device_;
   cudaStream_t s_ = nullptr;
+  cudaEvent_t follow_ = nullptr;
 };
 
 }  // namespace sc

@@ -6,6 +6,9 @@
 // only when the ring needs it, never stored separately, and no scratch or
 // separate reduction pass is needed. A ring allgather of the blocks follows.
 //   sends 2nm - |B_r| - |B_{r+1}| elements (2(P-1)/P nm when P divides nm).
+// In the communicator's ring order (algo/ring.cpp): positions instead of
+// ranks, blocks named by the ranks at the positions; identity without a
+// topology file.
 #include "algo/dense.h"
 #include "dsop/algos.h"
 
@@ -13,7 +16,7 @@ namespace sc::dsop {
 
 void allReduceRing(Problem& pb) {
   Ctx& g = pb.g;
-  const int P = pb.P(), r = pb.rank();
+  const int P = pb.P(), p = g.ringPos(pb.rank());
   const Blocks E{pb.n * pb.m, size_t(P)};
   const Pairs mine = pb.local();
   auto localBlock = [&](size_t blk, bool accumulate) {
@@ -21,10 +24,11 @@ void allReduceRing(Problem& pb) {
                  g.stream);
   };
   if (P == 1) return localBlock(0, false);
-  localBlock(mod(r - 1, P), false);  // the block this rank starts the ring with
+  localBlock(size_t(g.ringRank(p - 1)), false);  // the block this rank starts the ring with
   for (int s = 0; s < P - 1; ++s) {
-    const size_t sb = mod(r - s - 1, P), rb = mod(r - s - 2, P);
-    g.sendrecv(mod(r + 1, P), g.at(pb.G, E.off(sb)), E.len(sb), mod(r - 1, P), g.at(pb.G, E.off(rb)), E.len(rb));
+    const size_t sb = size_t(g.ringRank(p - s - 1)), rb = size_t(g.ringRank(p - s - 2));
+    g.sendrecv(g.ringRank(p + 1), g.at(pb.G, E.off(sb)), E.len(sb), g.ringRank(p - 1), g.at(pb.G, E.off(rb)),
+               E.len(rb));
     localBlock(rb, true);
   }
   ringAllGather(g, pb.G, E);  // block r is complete

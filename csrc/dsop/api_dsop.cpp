@@ -61,6 +61,7 @@ extern "C" scResult_t scDsopAlgoFor(scComm_t comm, size_t n, size_t m, scDataTyp
 
 extern "C" const char* scDsopAlgoName(scDsopAlgo_t algo) {
   static const char* names[] = {"auto", "allgather", "allreduce", "allreduce_ring", "g_rabenseifner", "all_scatter"};
+  static_assert(sizeof(names) / sizeof(names[0]) == scNumDsopAlgos, "names follows scDsopAlgo_t");
   return algo >= 0 && algo < scNumDsopAlgos ? names[algo] : "?";
 }
 

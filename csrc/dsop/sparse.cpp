@@ -33,9 +33,9 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
   // Wait (bounded) before the copy: a device-to-host copy into pageable memory
   // blocks the host until the stream's earlier work is done, without a
   // deadline, and that work waits on the peers.
-  be.sync(stream, u.dl);
+  comm.hostSync(stream, u.dl);
   be.copy(counts.data(), cnt, 2 * P * sizeof(uint64_t), stream);
-  be.sync(stream, u.dl);
+  comm.hostSync(stream, u.dl);
   std::vector<size_t> aOff(P + 1, 0), bOff(P + 1, 0);
   for (int q = 0; q < P; ++q) {
     SC_REQUIRE(counts[2 * q] <= s.n && counts[2 * q + 1] <= s.m, scRemoteError, "rank ", q, " reports ",

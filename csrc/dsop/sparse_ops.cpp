@@ -17,9 +17,9 @@ const SparseDeviceSteps& noCudaSteps() { SC_THROW(scInvalidUsage, "device buffer
 
 // Reads `bytes` back from device memory, after the stream's work is done.
 void readBack(scComm& comm, void* host, const void* dev, size_t bytes, void* stream) {
-  comm.backend->sync(stream, comm.deadline());
+  comm.hostSync(stream, comm.deadline());
   comm.backend->copy(host, dev, bytes, stream);
-  comm.backend->sync(stream, comm.deadline());
+  comm.hostSync(stream, comm.deadline());
   ++comm.stats.hostReads;
 }
 

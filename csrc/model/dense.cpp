@@ -123,7 +123,14 @@ Coef denseCoef(Coll coll, scAlgo_t algo, int P, double n) {
 
 double predictDense(const Model& m, Coll coll, scAlgo_t algo, size_t bytes) {
   const Coef c = denseCoef(coll, algo, m.P, double(bytes));
-  return m.priced(double(bytes), [&](const Params& p) { return c.dot(p); });
+  // A tree of links (a topology file): the steps' messages share links, and
+  // the most loaded link of each step sets its pace (Model::linkSecondsPerByte).
+  const double link = m.links && algo >= 0 && algo < scNumAlgos
+                          ? m.linkSecondsPerByte[int(coll)][algo] * double(bytes) : 0;
+  return m.priced(double(bytes), [&](const Params& p) {
+    const double t = c.dot(p);
+    return link > 0 ? std::max(t, c.a * p.alpha + c.g * p.gamma + link) : t;
+  });
 }
 
 bool denseOffers(Coll coll, scAlgo_t x) {

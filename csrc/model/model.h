@@ -97,6 +97,13 @@ struct Model {
   std::vector<Band> intra, inter;
   bool intraGiven = false, interGiven = false;
   std::shared_ptr<const Tuning> tuning;  // rules; null without a tuning file
+  // With a topology file (topology/topology.h, set at creation): per dense
+  // collective (scCollective_t) and algorithm, the seconds per byte of the
+  // call that the schedule's most loaded tree link needs, summed over its
+  // steps (links at their rates from the file; 0: not priced, e.g. native).
+  // A prediction is then at least its alpha and gamma terms plus this.
+  bool links = false;
+  double linkSecondsPerByte[scNumCollectives][scNumAlgos] = {};
 
   Level level() const { return machines > 1 ? Level::Inter : Level::Intra; }
   // The parameters for a call of `bytes` at this communicator's level / at a

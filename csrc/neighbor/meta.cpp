@@ -24,7 +24,7 @@ void Meta::staged(const void* in, size_t inBytes, void* out, size_t outBytes, F 
   if (inBytes) b.copy(dev, in, inBytes, stream_);
   f(static_cast<const void*>(dev), static_cast<void*>(dev + inBytes));
   if (outBytes) b.copy(out, dev + inBytes, outBytes, stream_);
-  b.sync(stream_, comm_.deadline());
+  comm_.hostSync(stream_, comm_.deadline());
 }
 
 template <typename T>

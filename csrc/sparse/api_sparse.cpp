@@ -9,7 +9,6 @@
 #include "sparse/schedules.h"
 
 namespace sc::sp {
-namespace {
 
 static_assert(int(Scratch::Count) - int(Scratch::SparseOps) == kOpsSlots, "a scratch slot per ops temporary");
 
@@ -23,6 +22,8 @@ std::unique_ptr<SparseOps> makeOps(scComm& comm, scIndexType_t it, scDataType_t 
   };
   return comm.device() ? makeCudaOps(it, vt, env) : makeCpuOps(it, vt, env);
 }
+
+namespace {
 
 Stream runAlgo(SpCtx& s, scSparseAlgo_t algo, const Stream& in, int group) {
   switch (algo) {

@@ -26,6 +26,10 @@ struct CallArgs {
   void* stream = nullptr;
 };
 
+// The call's stream operations (CPU or CUDA, by the communicator's memory),
+// with temporaries in the communicator's SparseOps scratch slots.
+std::unique_ptr<SparseOps> makeOps(scComm& comm, scIndexType_t it, scDataType_t vt, void* stream, const Deadline& dl);
+
 // Options from the caller (NULL: defaults); throws on a malformed struct.
 scSparseOptions_t readOptions(const scSparseOptions_t* opts);
 // Every check that needs no peer; throws sc::Error.

@@ -49,6 +49,7 @@ class SpCtx {
   void read(void* dst, const void* src, size_t bytes) {
     ops.toHost(dst, src, bytes);
     ++c.comm.stats.hostReads;
+    if (c.comm.device()) ++c.comm.stats.hostSyncs;  // toHost waits for the stream
   }
   // Words of ops memory for counts (allocated once per call: pending counts survive).
   uint64_t* meta() const { return meta_; }

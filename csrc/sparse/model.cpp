@@ -11,6 +11,7 @@
 
 #include "algo/dense.h"
 #include "algo/fold.h"
+#include "sparse/static_block.h"
 
 namespace sc::sp {
 namespace {
@@ -81,6 +82,16 @@ struct Terms {
     const size_t bytes = count(N * double(in.vsz));  // may exceed 2^64: scSparseAlgoFor takes any dim
     const scAlgo_t algo = model::chooseDense(*in.model, Coll::AllReduce, scAlgoAuto, bytes);
     return densify(kmax(), N) + model::predictDense(*in.model, Coll::AllReduce, algo, bytes);
+  }
+
+  // No size round and no count read: the allgather of P blocks of the packed
+  // size, then the local sum of all P x capacity slots.
+  double staticAllGather() const {
+    const double slots = double(P) * double(in.k[0]);
+    const StaticLayout L{in.k[0], in.isz, in.vsz};
+    const size_t bytes = count(double(P) * double(L.bytes()));
+    const scAlgo_t algo = model::chooseDense(*in.model, Coll::AllGather, scAlgoAuto, bytes);
+    return model::predictDense(*in.model, Coll::AllGather, algo, bytes) + cs * slots + densify(slots, N);
   }
 
   double recDbl() const {
@@ -179,6 +190,16 @@ double predictSparse(const ModelInput& in, scSparseAlgo_t algo, int groupSize) {
       default: return double(INFINITY);
     }
   });
+}
+
+double predictStatic(const ModelInput& in) {
+  if (in.model->P == 1) return 0;
+  return in.model->priced(callBytes(in), [&](const model::Params& p) { return Terms(in, p).staticAllGather(); });
+}
+
+bool staticAdvised(const ModelInput& in) {
+  if (in.model->P == 1 || in.N == 0) return true;  // nothing to communicate: the static path only sums locally
+  return predictStatic(in) < kSparseMargin * predictSparse(in, scSparseDense);
 }
 
 double meanDensity(const ModelInput& in) {

@@ -41,6 +41,13 @@ int bestGroupSize(const ModelInput& in);
 // and dense unless a sparse algorithm is predicted faster than kSparseMargin
 // times dense.
 scSparseAlgo_t chooseSparse(const ModelInput& in);
+// The static-size path (scSparseAllReduceStatic) with capacity in.k[0] on
+// every rank: scAllGather's prediction for P blocks, plus summing the P x
+// capacity slots (a sparse entry's cost each) and densifying them.
+double predictStatic(const ModelInput& in);
+// Whether it beats the dense allreduce (densify + scAllReduce's auto) by the
+// sparse algorithms' margin (kSparseMargin): scSparseStaticAdvised.
+bool staticAdvised(const ModelInput& in);
 // The density rules match: the mean non-zeros per rank over N.
 double meanDensity(const ModelInput& in);
 

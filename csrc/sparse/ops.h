@@ -13,6 +13,7 @@
 #include "core/deadline.h"
 #include "core/dtype.h"
 #include "core/toolkit.h"
+#include "sparse/static_block.h"
 #include "sparse/stream.h"
 
 namespace sc::sp {
@@ -71,6 +72,20 @@ class SparseOps {
   // Dense to sparse: the entries != 0 of dense[0, len) as indices lo + i and
   // values (oi/ov hold len entries); the count goes to *cnt.
   virtual void sparsify(const void* dense, size_t len, uint64_t lo, void* oi, void* ov, uint64_t* cnt) = 0;
+
+  // --- the static-size allreduce (sparse/static_block.h) ----------------------
+  // The P blocks of layout L as sort input: keys/vals get P * L.cap entries,
+  // slot order (a slot that takes no part: key ~I(0), value 0), and *err the
+  // minimum of the slots' status words (kStaticOk when all are good).
+  virtual void staticSlots(const void* blocks, int P, const StaticLayout& L, uint64_t dim, void* keys, void* vals,
+                           uint64_t* err) = 0;
+  // dense[0, dim) = 0, then dense[idx[i]] = val[i] for i < *cnt (ops memory,
+  // read in stream order; at most nMax) whose idx[i] < dim: sortCoalesce's
+  // output, densified.
+  virtual void densifyCounted(const void* idx, const void* val, const uint64_t* cnt, uint64_t nMax, uint64_t dim,
+                              void* dense) = 0;
+  // *status = *err when *err != kStaticOk and *status == 0 (stream order).
+  virtual void keepStatus(uint64_t* status, const uint64_t* err) = 0;
 
   // Small transfers between the host and ops memory. toHost waits for the work
   // queued before it (device: bounded by the deadline); fromHost is

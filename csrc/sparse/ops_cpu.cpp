@@ -109,6 +109,39 @@ class CpuOps final : public SparseOps {
     });
   }
 
+  void staticSlots(const void* blocks, int P, const StaticLayout& L, uint64_t dim, void* keys, void* vals,
+                   uint64_t* err) override {
+    *err = kStaticOk;
+    const auto* b = static_cast<const unsigned char*>(blocks);
+    forBits([&](auto itag, auto btag) {
+      using I = decltype(itag);
+      using B = decltype(btag);
+      I* k = static_cast<I*>(keys);
+      B* v = static_cast<B*>(vals);
+      for (uint64_t s = 0; s < uint64_t(P) * L.cap; ++s) {
+        *err = std::min(*err, staticSlot(b, L, dim, s, &k[s]));
+        v[s] = uint64_t(k[s]) < dim ? staticValue<B>(b, L, s) : B(0);
+      }
+    });
+  }
+
+  void densifyCounted(const void* idx, const void* val, const uint64_t* cnt, uint64_t nMax, uint64_t dim,
+                      void* dense) override {
+    if (dim) std::memset(dense, 0, dim * vsz);
+    forBits([&](auto itag, auto btag) {
+      using I = decltype(itag);
+      using B = decltype(btag);
+      const I* x = static_cast<const I*>(idx);
+      const B* v = static_cast<const B*>(val);
+      for (uint64_t i = 0; i < std::min(*cnt, nMax); ++i)
+        if (uint64_t(x[i]) < dim) sorted::scatterAt<false>(x, v, i, 0, static_cast<B*>(dense));
+    });
+  }
+
+  void keepStatus(uint64_t* status, const uint64_t* err) override {
+    if (*err != kStaticOk && *status == 0) *status = *err;
+  }
+
   void toHost(void* dst, const void* src, size_t bytes) override {
     if (bytes && dst != src) std::memmove(dst, src, bytes);
   }
@@ -120,6 +153,19 @@ class CpuOps final : public SparseOps {
   template <typename F>
   void forTypes(F&& f) {
     dispatchIndex(it, [&](auto itag) { dispatchDtype(vt, [&](auto vtag) { f(itag, vtag); }); });
+  }
+
+  // Index type and value bits (for operations that only move values).
+  template <typename F>
+  void forBits(F&& f) {
+    dispatchIndex(it, [&](auto itag) {
+      switch (vsz) {
+        case 1: f(itag, uint8_t{}); break;
+        case 2: f(itag, uint16_t{}); break;
+        case 4: f(itag, uint32_t{}); break;
+        default: f(itag, uint64_t{}); break;
+      }
+    });
   }
 
   template <bool Add>

@@ -55,6 +55,17 @@ class Transport {
   }
   uint64_t callSeq() const { return seq_; }
 
+  // The communicator's counters (scStats_t), which the transport adds its
+  // own structure to: handshakes with peers' hosts and CUDA events created.
+  // Bound once by the communicator that owns the transport.
+  void bindStats(scStats_t* stats) { stats_ = stats; }
+  void countRendezvous(uint64_t n = 1) {
+    if (stats_) stats_->rendezvous += n;
+  }
+  void countEventCreated() {
+    if (stats_) ++stats_->eventsCreated;
+  }
+
   // Null where there is nothing to wait for (a transport may return it for
   // a round without messages).
   virtual std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void* stream,
@@ -103,6 +114,7 @@ class Transport {
  protected:
   uint64_t seq_ = 0;
   uint32_t sig_ = 0;
+  scStats_t* stats_ = nullptr;
 };
 
 }  // namespace sc

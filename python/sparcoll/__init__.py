@@ -82,14 +82,14 @@ _preload_torch()
 
 from . import _sparcoll  # noqa: E402 - after _preload_torch(), see there
 from . import errors as _errors  # noqa: E402
-from . import model  # noqa: E402,F401 - sparcoll.model: the cost model without a communicator
+from . import model  # noqa: E402 - sparcoll.model: the cost model without a communicator
 from ._neighbor import Topology  # noqa: E402
 from ._sparse import SparseReduction  # noqa: E402
 from ._paths import get_include, get_library  # noqa: E402
 from ._topk import TopkFeedback, topk  # noqa: E402
 from ._request import Request  # noqa: E402
 from .comm import Communicator, get_unique_id, local_group  # noqa: E402
-from .errors import (  # noqa: E402
+from .errors import (  # noqa: E402, F401 - re-exported: __all__ adds the exception classes below
     CollectiveInterruptedError,
     CollectiveTimeoutError,
     CudaError,

@@ -191,7 +191,7 @@ def as_ref(x: Any, what: str = "array", stream: Optional[int] = None, accepted=N
     if hasattr(x, "__array_interface__") or hasattr(x, "__array_struct__") or _has_buffer(x):
         try:
             view = np.asarray(x)
-        except Exception as e:  # noqa: BLE001 - report what numpy said
+        except Exception as e:  # report what numpy said
             raise TypeError(f"{what}: cannot view {type(x).__name__} as an array: {e}") from e
         return _from_numpy(view, what, obj=x, accepted=accepted)
     raise TypeError(f"{what}: expected an array (numpy, torch, cupy, DLPack or __cuda_array_interface__), "

@@ -1,5 +1,6 @@
 """Communicator.sparse_allreduce (dense result), sparse_allreduce_sparse
-(sparse result) and sparse_algo_for over sparcoll/sparse.h: the methods of
+(sparse result), sparse_allreduce_static (fixed capacity, no size round),
+sparse_static_advised and sparse_algo_for over sparcoll/sparse.h: the methods of
 SparseMixin, a base class of Communicator (sparcoll/comm.py)."""
 
 from __future__ import annotations
@@ -118,6 +119,55 @@ class SparseMixin:
             return SparseReduction(idx, vals, bool(dense), name_of(SPARSE_ALGOS, algo_code))
 
         return self._run("sparse_allreduce_sparse", call, async_op=async_op)
+
+    def sparse_allreduce_static(self, indices, values, dim: int, nnz=None, op="sum", out=None, *, status=None,
+                                stream=None, async_op: bool = False):
+        """Static-size sparse allreduce (scSparseAllReduceStatic, sparse.h): one allgather of every
+        rank's capacity slots and a local sum, with no size round and no host read of any count.
+
+        ``indices`` and ``values`` are the rank's capacity slots (equal lengths, the same capacity
+        on every rank: e.g. a fixed-output top-k's buffers); the first ``nnz`` are used. Indices may
+        be unsorted and repeat (repeats are summed); each index's contributions are summed in rank
+        order, then list order, so every rank gets the same bits. Returns the dense (dim,) result
+        (or writes ``out``). nnz: an int (default: every slot), or a one-element uint64 array or
+        tensor in the values' memory (a device count, read in stream order). status: None, or a
+        one-element uint64 array or tensor in that memory that the caller zeroes: a data error
+        (count > capacity, index >= dim) writes its status word there while it is still 0 (decode:
+        rank = s >> 42, position = (s >> 2) & (2**40 - 1), kind = s & 3). Host arrays also raise
+        InvalidArgumentError on every rank; device arrays with a status word never wait.
+        """
+        I, V = _inputs(self, indices, values, stream)
+        if I.size == 0:
+            raise InvalidArgumentError("the capacity (length of indices and values) must be at least 1")
+        n = nonneg_int(dim, "dim")
+        opc = reduce_op(op, _OPS, _OP_CONTEXT)
+        count, count_ptr = I.size, 0
+        if isinstance(nnz, (int, np.integer)):
+            count = nonneg_int(nnz, "nnz")
+        elif nnz is not None:
+            C = self._input(nnz, "nnz", stream, ("uint64",))
+            if C.size != 1:
+                raise InvalidArgumentError(f"nnz as an array must have 1 element, got {C.size}")
+            count, count_ptr = 0, C.ptr
+        status_ptr = 0
+        if status is not None:
+            S = self._input(status, "status", stream, ("uint64",))
+            if S.size != 1:
+                raise InvalidArgumentError(f"status must have 1 element, got {S.size}")
+            status_ptr = S.ptr
+        out, O = self._output(V, out, (n,))
+        if O.overlaps(I) or O.overlaps(V):
+            raise InvalidArgumentError("out overlaps indices or values")
+        h, st, it = self._h, resolve_stream(V, stream), _ITYPE[I.dtype]
+        return self._run("sparse_allreduce_static", lambda: _sparcoll.sparse_allreduce_static(
+            h, I.ptr, V.ptr, count, count_ptr, I.size, n, it, V.dtype, opc, O.ptr, status_ptr, st), out, async_op)
+
+    def sparse_static_advised(self, capacity: int, dim: int, index_dtype="uint32", dtype="float32") -> bool:
+        """Whether the cost model predicts :meth:`sparse_allreduce_static` with this capacity
+        faster than the dense allreduce of dim values (no communication)."""
+        it = _ITYPE[dtype_code(index_dtype, "index_dtype", INDEX_DTYPES)]
+        return _sparcoll.sparse_static_advised(self._h, nonneg_int(capacity, "capacity"), nonneg_int(dim, "dim"), it,
+                                               dtype_code(dtype, "dtype"))
 
     def sparse_algo_for(self, nnz_per_rank: Sequence[int], dim: int, index_dtype="uint32",
                         dtype="float32", dense_output: bool = True, *, switch_density: float = 0.0,

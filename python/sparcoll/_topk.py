@@ -182,7 +182,7 @@ def _add(x, r, X: ArrayRef, R: ArrayRef):
         return np.add(xa, ra.reshape(xa.shape))
     try:
         return x + r.reshape(x.shape)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise InvalidArgumentError(f"residual= needs arrays that support + (numpy, torch, cupy): {e}") from e
 
 

@@ -91,7 +91,7 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
     @classmethod
     def from_mpi(cls, mpi_comm=None, transport: str = "mpi", *, device: int = -1,
                  timeout: float | None = None, algo: str = "auto", pipeline_bytes: int = 0,
-                 tuning_file: str | None = None) -> "Communicator":
+                 tuning_file: str | None = None, topology_file: str | None = None) -> "Communicator":
         """One communicator per MPI rank over an mpi4py communicator (None: MPI.COMM_WORLD).
 
         transport "mpi" works on host arrays; "nccl" bootstraps an NCCL
@@ -101,7 +101,10 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
         ``algo`` is what "auto" resolves to ("auto" = the tuning file's rules,
         then the cost model). ``tuning_file``: a tuning file (README, "Cost
         model"; None: env SPARCOLL_TUNING_FILE), read once here; a bad one raises
-        InvalidArgumentError naming the file and the key.
+        InvalidArgumentError naming the file and the key. ``topology_file``:
+        the network's tree (scripts/cluster's JSON; None: env
+        SPARCOLL_TOPOLOGY_FILE): rings run in its depth-first order of the
+        hosts; transport "mpi" only; errors as for the tuning file, on every rank.
         """
         code = _lookup(_BOOTSTRAP_TRANSPORTS, transport, "transport for from_mpi")
         need = "nccl" if transport == "nccl" else "mpi"
@@ -118,7 +121,8 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
         if comm == MPI.COMM_NULL:
             raise _InvalidArgumentError("mpi_comm is MPI.COMM_NULL")
         h = _sparcoll.init_mpi(MPI._addressof(comm), code, int(device), _timeout(timeout),
-                               _lookup(_ALGOS, algo, "algorithm"), int(pipeline_bytes), _tuning(tuning_file))
+                               _lookup(_ALGOS, algo, "algorithm"), int(pipeline_bytes), _tuning(tuning_file),
+                               _tuning(topology_file))
         return cls(h, transport)
 
     @classmethod
@@ -198,8 +202,13 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
         {"bytes_sent", "bytes_recv", "msgs_sent", "msgs_recv"}, and "inter_node_bytes_sent",
         "inter_node_msgs_sent": the part sent to another node, as the neighbourhood collectives
         count it by their topology's nodes; "host_reads": the times the host read a size that
-        the data determines (sparse collectives; on a GPU each one waits for the stream).
-        Native calls are not counted."""
+        the data determines (sparse collectives; on a GPU each one waits for the stream);
+        the structure of the calls: "rounds" of messages posted, "rendezvous" (handshakes with
+        another rank's host: one per message of the mpi and local transports, one per barrier),
+        "host_syncs" (waits of the host for the device), "events_created" (CUDA events; pooled,
+        so none once the pool holds the few a call has in flight) and "scratch_allocs" (scratch buffers
+        grown; kept, so 0 likewise); "max_link_bytes": with a topology file, the bytes this rank's
+        sends put on the tree link they load most. Native calls are not counted."""
         return self._h.stats()
 
     def reset_stats(self) -> None:
@@ -434,7 +443,8 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
 
 
 def local_group(n: int, devices: _Sequence[int] | None = None, *, timeout: float | None = None,
-                algo: str = "auto", pipeline_bytes: int = 0, tuning_file: str | None = None) -> list[Communicator]:
+                algo: str = "auto", pipeline_bytes: int = 0, tuning_file: str | None = None,
+                topology_file: str | None = None) -> list[Communicator]:
     """n communicators of one process, rank i = element i, for n threads.
 
     devices None: host memory (numpy / CPU tensors). Otherwise devices[i] is
@@ -450,7 +460,7 @@ def local_group(n: int, devices: _Sequence[int] | None = None, *, timeout: float
         raise _InvalidUsageError("local_group(devices=...) needs a CUDA build of sparcoll "
                                  f"(built with: {_feature_summary()})")
     hs = _sparcoll.init_local(n, devs, _timeout(timeout), _lookup(_ALGOS, algo, "algorithm"), int(pipeline_bytes),
-                              _tuning(tuning_file))
+                              _tuning(tuning_file), _tuning(topology_file))
     return [Communicator(h, "local") for h in hs]
 
 

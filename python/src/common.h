@@ -131,10 +131,12 @@ class CallTurn {
   py::gil_scoped_release nogil_;
 };
 
-// An scConfig_t from the Python layer's arguments; cfg.tuningFile points into
-// tuningFile, which must outlive the call the config is passed to.
+// An scConfig_t from the Python layer's arguments; cfg.tuningFile and
+// cfg.topologyFile point into tuningFile and topologyFile, which must outlive
+// the call the config is passed to.
 scConfig_t makeConfig(int transport, int device, double timeout, int algo, size_t pipelineBytes,
-                      const std::optional<std::string>& tuningFile);
+                      const std::optional<std::string>& tuningFile,
+                      const std::optional<std::string>& topologyFile = std::nullopt);
 
 // Raw addresses travel between Python and C++ as integers.
 template <typename T = void>

@@ -18,7 +18,7 @@ namespace {
 // tuningFile: the caller keeps the string alive until the creation returns
 // (the file is read once, there).
 scConfig_t makeConfig(int transport, int device, double timeout, int algo, size_t pipelineBytes,
-                      const std::optional<std::string>& tuningFile) {
+                      const std::optional<std::string>& tuningFile, const std::optional<std::string>& topologyFile) {
   scConfig_t cfg = SC_CONFIG_INITIALIZER;
   cfg.transport = scTransport_t(transport);
   cfg.device = device;
@@ -26,6 +26,7 @@ scConfig_t makeConfig(int transport, int device, double timeout, int algo, size_
   cfg.algo = scAlgo_t(algo);
   cfg.pipelineBytes = pipelineBytes;
   cfg.tuningFile = tuningFile ? tuningFile->c_str() : nullptr;
+  cfg.topologyFile = topologyFile ? topologyFile->c_str() : nullptr;
   return cfg;
 }
 
@@ -33,8 +34,9 @@ namespace {
 
 // mpiCommAddr: address of an MPI_Comm handle (mpi4py: MPI._addressof(comm)), 0 = MPI_COMM_WORLD.
 Comm* initMpi(std::uintptr_t mpiCommAddr, int transport, int device, double timeout, int algo,
-              size_t pipelineBytes, std::optional<std::string> tuningFile) {
-  scConfig_t cfg = makeConfig(transport, device, timeout, algo, pipelineBytes, tuningFile);
+              size_t pipelineBytes, std::optional<std::string> tuningFile,
+              std::optional<std::string> topologyFile) {
+  scConfig_t cfg = makeConfig(transport, device, timeout, algo, pipelineBytes, tuningFile, topologyFile);
   scComm_t c = nullptr;
   scResult_t r;
   {
@@ -54,14 +56,15 @@ py::bytes uniqueId() {
 }
 
 Comm* initRank(int nranks, const py::bytes& id, int rank, int device, double timeout, int algo,
-               size_t pipelineBytes, std::optional<std::string> tuningFile) {
+               size_t pipelineBytes, std::optional<std::string> tuningFile,
+               std::optional<std::string> topologyFile) {
   const std::string raw = id;
   if (raw.size() != sizeof(scUniqueId))
     throw Failure{scInvalidArgument, "unique id must be " + std::to_string(sizeof(scUniqueId)) +
                                          " bytes (from get_unique_id), got " + std::to_string(raw.size())};
   scUniqueId uid;
   std::memcpy(uid.internal, raw.data(), sizeof uid.internal);
-  scConfig_t cfg = makeConfig(scTransportNccl, device, timeout, algo, pipelineBytes, tuningFile);
+  scConfig_t cfg = makeConfig(scTransportNccl, device, timeout, algo, pipelineBytes, tuningFile, topologyFile);
   scComm_t c = nullptr;
   scResult_t r;
   {
@@ -73,12 +76,13 @@ Comm* initRank(int nranks, const py::bytes& id, int rank, int device, double tim
 }
 
 std::vector<Comm*> initLocal(int n, std::optional<std::vector<int>> devices, double timeout, int algo,
-                             size_t pipelineBytes, std::optional<std::string> tuningFile) {
+                             size_t pipelineBytes, std::optional<std::string> tuningFile,
+                             std::optional<std::string> topologyFile) {
   if (n < 1) throw Failure{scInvalidArgument, "local_group: n must be >= 1, got " + std::to_string(n)};
   if (devices && int(devices->size()) != n)
     throw Failure{scInvalidArgument, "local_group: devices has " + std::to_string(devices->size()) +
                                          " entries for n = " + std::to_string(n)};
-  scConfig_t cfg = makeConfig(scTransportLocal, -1, timeout, algo, pipelineBytes, tuningFile);
+  scConfig_t cfg = makeConfig(scTransportLocal, -1, timeout, algo, pipelineBytes, tuningFile, topologyFile);
   std::vector<scComm_t> raw(size_t(n), nullptr);
   check(scCommInitLocal(raw.data(), n, devices ? devices->data() : nullptr, &cfg), nullptr);
   std::vector<Comm*> out;
@@ -97,6 +101,12 @@ py::dict stats(Comm& c) {
   d["inter_node_bytes_sent"] = s.interNodeBytesSent;
   d["inter_node_msgs_sent"] = s.interNodeMsgsSent;
   d["host_reads"] = s.hostReads;
+  d["rounds"] = s.rounds;
+  d["rendezvous"] = s.rendezvous;
+  d["host_syncs"] = s.hostSyncs;
+  d["events_created"] = s.eventsCreated;
+  d["scratch_allocs"] = s.scratchAllocs;
+  d["max_link_bytes"] = s.maxLinkBytes;
   return d;
 }
 
@@ -144,13 +154,14 @@ void bindCore(py::module_& m) {
 
   m.def("init_mpi", &initMpi, py::return_value_policy::take_ownership, py::arg("mpi_comm_addr"),
         py::arg("transport"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"),
-        py::arg("tuning_file") = py::none());
+        py::arg("tuning_file") = py::none(), py::arg("topology_file") = py::none());
   m.def("get_unique_id", &uniqueId);
   m.def("init_rank", &initRank, py::return_value_policy::take_ownership, py::arg("nranks"), py::arg("unique_id"),
         py::arg("rank"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"),
-        py::arg("tuning_file") = py::none());
+        py::arg("tuning_file") = py::none(), py::arg("topology_file") = py::none());
   m.def("init_local", &initLocal, py::return_value_policy::take_ownership, py::arg("n"), py::arg("devices"),
-        py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"), py::arg("tuning_file") = py::none());
+        py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"), py::arg("tuning_file") = py::none(),
+        py::arg("topology_file") = py::none());
 
   m.def("allreduce", [](Comm& c, std::uintptr_t send, std::uintptr_t recv, size_t count, int dt, int op, int algo,
                         std::uintptr_t stream) {

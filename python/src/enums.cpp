@@ -5,7 +5,9 @@
 // Each pyName function is a switch over every enumerator with no default case:
 // the target builds with -Werror=switch (python/CMakeLists.txt), so a new C
 // enumerator without a Python name fails the build, and a renamed one fails to
-// compile. The Python names are the package's public spellings, which differ
+// compile. The algorithm enums (scAlgo_t, scSparseAlgo_t, scDsopAlgo_t) are the
+// exception: their names are the C API's (scAlgoName, ...), whose tables the
+// library keeps. The Python names are the package's public spellings, which differ
 // from the C ones (scSum -> "sum"); scResult_t keeps its C names because
 // SparcollError.code_name reports them.
 #include <cstdint>
@@ -90,19 +92,9 @@ const char* pyName(scRedOp_t v) {
   return nullptr;
 }
 
-const char* pyName(scAlgo_t v) {
-  switch (v) {
-    case scAlgoAuto: return "auto";
-    case scAlgoRing: return "ring";
-    case scAlgoRabenseifner: return "rabenseifner";
-    case scAlgoRecDbl: return "recdbl";
-    case scAlgoNative: return "native";
-    case scAlgoBinomial: return "binomial";
-    case scAlgoScatterAllGather: return "scatter_allgather";
-    case scNumAlgos: break;
-  }
-  return nullptr;
-}
+// The algorithms' names are the C API's own (scAlgoName: one table, in the
+// library, whose size is checked against scNumAlgos there).
+const char* pyName(scAlgo_t v) { return v >= 0 && v < scNumAlgos ? scAlgoName(v) : nullptr; }
 
 const char* pyName(scTransport_t v) {
   switch (v) {
@@ -113,34 +105,12 @@ const char* pyName(scTransport_t v) {
   return nullptr;
 }
 
-// As scSparseAlgoName, the benchmarks and tuning files spell it ("recdbl", as the
-// dense scAlgoRecDbl); the package still accepts its old spelling "ssar_rec_dbl"
-// with a DeprecationWarning (sparcoll/_capi.py, DEPRECATED_NAMES).
-const char* pyName(scSparseAlgo_t v) {
-  switch (v) {
-    case scSparseAuto: return "auto";
-    case scSsarRecDbl: return "ssar_recdbl";
-    case scSsarSplitAllGather: return "ssar_split_allgather";
-    case scDsarSplitAllGather: return "dsar_split_allgather";
-    case scDsarEarlySwitch: return "dsar_early_switch";
-    case scSparseDense: return "dense";
-    case scNumSparseAlgos: break;
-  }
-  return nullptr;
-}
+// The benchmarks and tuning files spell scSsarRecDbl "ssar_recdbl" (as the dense
+// scAlgoRecDbl); the package still accepts its old spelling "ssar_rec_dbl" with a
+// DeprecationWarning (sparcoll/_capi.py, DEPRECATED_NAMES).
+const char* pyName(scSparseAlgo_t v) { return v >= 0 && v < scNumSparseAlgos ? scSparseAlgoName(v) : nullptr; }
 
-const char* pyName(scDsopAlgo_t v) {
-  switch (v) {
-    case scDsopAuto: return "auto";
-    case scDsopAllGather: return "allgather";
-    case scDsopAllReduce: return "allreduce";
-    case scDsopAllReduceRing: return "allreduce_ring";
-    case scDsopGRabenseifner: return "g_rabenseifner";
-    case scDsopAllScatter: return "all_scatter";
-    case scNumDsopAlgos: break;
-  }
-  return nullptr;
-}
+const char* pyName(scDsopAlgo_t v) { return v >= 0 && v < scNumDsopAlgos ? scDsopAlgoName(v) : nullptr; }
 
 const char* pyName(scNbrAlgo_t v) {
   switch (v) {

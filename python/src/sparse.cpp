@@ -1,5 +1,5 @@
 // Bindings of the sparse allreduce (sparcoll/sparse.h): dense result, sparse
-// (library-owned) result, and the algorithm the cost model picks.
+// (library-owned) result, the static-size path, and what the cost model picks.
 #include <pybind11/stl.h>
 
 #include <vector>
@@ -79,6 +79,28 @@ void bindSparse(py::module_& m) {
     }
     check(r, comm);
     return res.describe();
+  });
+
+  // The static-size path: nnzPtr / status are addresses in the communicator's memory (0: none).
+  m.def("sparse_allreduce_static", [](Comm& c, std::uintptr_t idx, std::uintptr_t val, size_t nnz,
+                                      std::uintptr_t nnzPtr, size_t capacity, size_t dim, int itype, int vtype, int op,
+                                      std::uintptr_t out, std::uintptr_t status, std::uintptr_t stream) {
+    scComm_t comm = c.get();
+    scResult_t r;
+    {
+      CallTurn turn(c);
+      r = scSparseAllReduceStatic(ptr(idx), ptr(val), nnz, ptr<const uint64_t>(nnzPtr), capacity, dim,
+                                  scIndexType_t(itype), scDataType_t(vtype), scRedOp_t(op), ptr(out),
+                                  ptr<uint64_t>(status), comm, ptr(stream));
+    }
+    check(r, comm);
+  });
+
+  m.def("sparse_static_advised", [](Comm& c, size_t capacity, size_t dim, int itype, int vtype) {
+    scComm_t comm = c.get();
+    int use = 0;
+    check(scSparseStaticAdvised(comm, capacity, dim, scIndexType_t(itype), scDataType_t(vtype), &use), comm);
+    return use != 0;
   });
 
   m.def("sparse_algo_for", [](Comm& c, std::vector<size_t> nnzPerRank, size_t dim, int itype, int vtype,

@@ -42,7 +42,7 @@ def test_async_and_sync_calls_keep_their_order():
         assert f.wait() is None
         return a.wait() is x, b, d.get_future().result(), e.result(), g.wait()
 
-    for r, (same, b, d, e, g) in enumerate(run_ranks(2, body)):
+    for same, b, d, e, g in run_ranks(2, body):
         assert same
         np.testing.assert_array_equal(b, np.full(50_000, 6.0))  # (1 + 2) summed twice
         np.testing.assert_array_equal(d, np.full(25_000, 3.0))

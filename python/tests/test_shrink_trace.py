@@ -2,7 +2,6 @@
 with its merge tool (tools/trace/sparcoll-trace-merge)."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

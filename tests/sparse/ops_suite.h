@@ -185,6 +185,51 @@ struct OpsSuite {
     EXPECT_EQ(count(e), re);
   }
 
+  // The static-size path's operations on P gathered blocks (sparse/static_block.h):
+  // the first bad slot's status word, the slots' sums densified, the kept status.
+  // badRank < 0: every block valid; else that rank's count (badCount) or one index is bad.
+  void staticCase(int P, uint64_t cap, uint64_t dim, int badRank, bool badCount) {
+    SCOPED_TRACE(testing::Message() << "static P=" << P << " cap=" << cap << " dim=" << dim << " bad=" << badRank
+                                    << (badCount ? " count" : " index"));
+    const sc::sp::StaticLayout L{cap, isz, vsz};
+    Bytes blocks(P * L.bytes(), 0xCD);
+    for (int r = 0; r < P; ++r) {
+      uint8_t* b = &blocks[r * L.bytes()];
+      uint64_t count = r == badRank && badCount ? cap + 1 + rng() % 3 : rng() % (cap + 1);
+      if (r == badRank && !badCount) count = cap;
+      std::memcpy(b, &count, 8);
+      std::vector<uint64_t> x(cap);
+      for (auto& v : x) v = rng() % (dim / 2 + 1);
+      if (r == badRank && !badCount) x[cap / 2] = dim + rng() % 5;
+      const Bytes xi = idxBytes(x), xv = valBytes(cap);
+      std::memcpy(b + L.idxOff(), xi.data(), xi.size());
+      std::memcpy(b + L.valOff(), xv.data(), xv.size());
+    }
+    const uint64_t n = uint64_t(P) * cap;
+    auto runOn = [&](sc::sp::SparseOps& ops, const void* bl, void* k, void* v, void* oi, void* ov, uint64_t* w,
+                     void* dense) {
+      ops.staticSlots(bl, P, L, dim, k, v, &w[0]);
+      ops.sortCoalesce(k, v, n, oi, ov, &w[1]);
+      ops.densifyCounted(oi, ov, &w[1], n, dim, dense);
+      ops.keepStatus(&w[2], &w[0]);
+    };
+    Bytes rk(n * isz), rv(n * vsz), roi(n * isz), rov(n * vsz), rd(dim * vsz + 1);
+    uint64_t rw[3] = {0, 0, 0};
+    runOn(*ref, blocks.data(), rk.data(), rv.data(), roi.data(), rov.data(), rw, rd.data());
+    uint64_t* w = cnt();
+    const uint64_t zero[3] = {0, 0, 0};
+    sub.fromHost(w, zero, sizeof zero);  // the status word starts cleared, as the caller leaves it
+    void* dd = mem.alloc(dim * vsz);
+    runOn(sub, up(blocks), mem.alloc(n * isz), mem.alloc(n * vsz), mem.alloc(n * isz), mem.alloc(n * vsz), w, dd);
+    uint64_t gw[3];
+    sub.toHost(gw, w, sizeof gw);
+    EXPECT_EQ(gw[0], rw[0]);
+    EXPECT_EQ(gw[1], rw[1]);
+    EXPECT_EQ(gw[2], rw[2]);
+    EXPECT_EQ(rw[0] == sc::sp::kStaticOk, badRank < 0);
+    EXPECT_EQ(down(dd, dim * vsz), Bytes(rd.begin(), rd.begin() + dim * vsz));
+  }
+
   // Everything, at sizes that cross many thread blocks, plus edge cases.
   void runAll() {
     const uint64_t top = it == scIndexU64 ? (uint64_t(1) << 40) : (uint64_t(1) << 32);  // index space end
@@ -233,6 +278,13 @@ struct OpsSuite {
       std::vector<uint64_t> same(5000, 7);  // one index repeated
       sortCase(same);
     }
+    for (int P : {1, 3, 8})
+      for (uint64_t cap : {1, 5, 300}) {
+        staticCase(P, cap, 1000, -1, false);
+        staticCase(P, cap, 1000, P / 2, true);
+        staticCase(P, cap, 1000, P - 1, false);
+      }
+    staticCase(4, 20000, 50000, -1, false);  // many thread blocks
     for (size_t n : {size_t(0), size_t(1), size_t(100000)}) {
       std::vector<uint64_t> x = sorted(0, 3 * n + 3, n);
       const uint64_t dim = 3 * n + 3;

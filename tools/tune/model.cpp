@@ -29,9 +29,7 @@ scCollective_t collectiveId(const std::string& c) {
 std::string algoName(scCollective_t c, int id) {
   if (c == scCollSparseAllReduce) return scSparseAlgoName(scSparseAlgo_t(id));
   if (c == scCollDsop) return scDsopAlgoName(scDsopAlgo_t(id));
-  static const char* dense[] = {"auto", "ring", "rabenseifner", "recdbl", "native", "binomial", "scatter_allgather"};
-  static_assert(sizeof(dense) / sizeof(dense[0]) == scNumAlgos, "dense follows scAlgo_t");
-  return id >= 0 && id < scNumAlgos ? dense[id] : "?";
+  return scAlgoName(scAlgo_t(id));
 }
 
 }  // namespace

@@ -61,9 +61,8 @@ const std::vector<std::string>& denseAlgorithms(const std::string& c) {
 }
 
 int denseAlgoId(const std::string& n) {
-  return n == "ring" ? scAlgoRing : n == "rabenseifner" ? scAlgoRabenseifner : n == "recdbl" ? scAlgoRecDbl
-         : n == "native" ? scAlgoNative : n == "binomial" ? scAlgoBinomial
-         : n == "scatter_allgather" ? scAlgoScatterAllGather : scAlgoAuto;
+  scAlgo_t a = scAlgoAuto;
+  return scAlgoFromName(n.c_str(), &a) == scSuccess ? a : scAlgoAuto;
 }
 
 namespace {
@@ -247,7 +246,7 @@ void Sweep::dense(std::vector<Point>& out) {
       for (const auto& name : denseAlgorithms(coll)) {
         if (name == "native" && !plan_.native) continue;
         const scAlgo_t a = scAlgo_t(denseAlgoId(name));
-        calls.push_back([&, a, name, count] {
+        calls.emplace_back([&, a, name, count] {
           const scResult_t rc =
               coll == "allreduce" ? scAllReduce(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
               : coll == "reduce_scatter"
@@ -304,7 +303,8 @@ void Sweep::neighbor(std::vector<Point>& out) {
     std::vector<Point> pts;
     std::vector<std::function<void()>> calls;
     for (auto [algo, name, terms] : {std::tuple{scNbrNaive, "naive", &naive}, std::tuple{scNbrCombining, "combining", &comb}}) {
-      calls.push_back([&, algo, b] {
+      // algo = algo: a structured binding is not capturable by name before C++20 (Clang refuses it).
+      calls.emplace_back([&, algo = algo, b] {
         if (const scResult_t rc = scNeighborAllGather(send.data(), b, recv.data(), scUint8, algo, t, rs_.stream);
             rc != scSuccess)
           callFailed(rs_, "scNeighborAllGather (probe)", rc);
@@ -347,7 +347,7 @@ void Sweep::sparse(std::vector<Point>& out) {
       std::vector<std::function<void()>> calls;
       for (const auto& name : sparseAlgorithms()) {
         const scSparseAlgo_t a = scSparseAlgo_t(sparseAlgoId(name));
-        calls.push_back([&, a, name, k, N] {
+        calls.emplace_back([&, a, name, k, N] {
           if (const scResult_t rc = scSparseAllReduce(bi.data(), bv.data(), k, N, scIndexU32, scFloat32, scSum, a,
                                                       dense.data(), rs_.comm, rs_.stream);
               rc != scSuccess)
@@ -375,7 +375,7 @@ void Sweep::dsop(std::vector<Point>& out) {
     std::vector<std::function<void()>> calls;
     for (const auto& name : dsopAlgorithms()) {
       const scDsopAlgo_t algo = scDsopAlgo_t(dsopAlgoId(name));
-      calls.push_back([&, algo, name, n] {
+      calls.emplace_back([&, algo, name, n] {
         if (const scResult_t rc = scDsop(a.data(), n, b.data(), n, G.data(), scFloat32, algo, rs_.comm, rs_.stream);
             rc != scSuccess)
           callFailed(rs_, "scDsop (" + name + ")", rc);

@@ -13,7 +13,6 @@
 #include "backend/backend.h"
 #include "core/cuda_util.h"
 #include "core/dtype.h"
-#include "core/memkind.h"
 #include "reduce.cuh"
 
 namespace sc {
@@ -145,13 +144,18 @@ class CudaBackend final : public Backend {
     pollUntilDone([&] { return cudaEventQuery(ev); }, dl, "the CUDA device");
   }
 
+  // One query per buffer per call: the kind and the device together (this
+  // communicator's context exists, so pointerKind's care not to create one
+  // has nothing to save here).
   void checkPointer(const void* p, const char* what) const override {
-    const PtrKind k = pointerKind(p);
-    SC_ARG(k != PtrKind::Host, what, " is host memory but the communicator works on device buffers (device ",
-           device_, ")");
-    if (k == PtrKind::Managed) return;  // accessible from every device
     cudaPointerAttributes attr{};
-    SC_CUDA_CHECK(cudaPointerGetAttributes(&attr, p));
+    if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+      (void)cudaGetLastError();
+      attr.type = cudaMemoryTypeUnregistered;
+    }
+    SC_ARG(attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged, what,
+           " is host memory but the communicator works on device buffers (device ", device_, ")");
+    if (attr.type == cudaMemoryTypeManaged) return;  // accessible from every device
     SC_ARG(attr.device == device_, what, " is memory of CUDA device ", attr.device,
            " but the communicator's device is ", device_);
   }

@@ -155,9 +155,21 @@ typedef struct {
                                 A bad file fails the creation (scInvalidArgument naming the
                                 file and the key). Every rank must read the same file. */
   scCheck_t check;           /* which calls the mismatch check covers (scCheck_t) */
+  const char* topologyFile;  /* the network's tree (JSON, version 1: scripts/cluster's format),
+                                read once at creation; NULL or "" = env SPARCOLL_TOPOLOGY_FILE,
+                                else none (rings in rank order). With a file, every rank's
+                                machine (gethostname, or env SPARCOLL_HOSTNAME) must be one of
+                                its hosts, every ring runs in the tree's depth-first order
+                                of the hosts (ties by rank) and scCommGetLinkTraffic counts
+                                each directed link's bytes. Host communicators only (mpi,
+                                local); every rank must read the same contents. Errors
+                                (bad file, unknown machine, differing files) fail the
+                                creation on every rank with scInvalidArgument or
+                                scInvalidUsage. Read only when size covers it (a caller
+                                built before it passes the older size). */
 } scConfig_t;
 
-#define SC_CONFIG_INITIALIZER { sizeof(scConfig_t), scTransportMpi, -1, 0.0, scAlgoAuto, 0, NULL, scCheckDefault }
+#define SC_CONFIG_INITIALIZER { sizeof(scConfig_t), scTransportMpi, -1, 0.0, scAlgoAuto, 0, NULL, scCheckDefault, NULL }
 
 typedef struct {
   uint64_t bytesSent, bytesRecv, msgsSent, msgsRecv;
@@ -171,6 +183,33 @@ typedef struct {
    * communicator each read waits for the stream, a host round trip; the
    * dense collectives make none. */
   uint64_t hostReads;
+  /* The structure of the calls: on a device a round costs mostly these, not
+   * bytes, so they are what a schedule is held to (the schedules are shared
+   * by the host and device backends, so the counts of a device call are
+   * those of the same call on the host but where noted).
+   *  rounds         rounds of point-to-point messages the schedules posted
+   *                 (a round holding at least one message);
+   *  rendezvous     handshakes of this rank's host with another rank's
+   *                 host: each message of the mpi and local transports (its
+   *                 partner must have posted or taken it), each barrier;
+   *                 nccl's messages are ordered on the device and count none;
+   *  hostSyncs      waits of the host for the device (a stream synchronize,
+   *                 a host read of a device-resident size); 0 on host
+   *                 communicators;
+   *  eventsCreated  CUDA events the transports created; they are pooled, so a
+   *                 call creates none once the pool holds the few that its
+   *                 rounds have in flight at once (after a call or two of
+   *                 the same shape);
+   *  scratchAllocs  the communicator's scratch buffers (re)allocated; they
+   *                 are kept and grow only, so 0 once a call of the same
+   *                 shape has run. */
+  uint64_t rounds, rendezvous, hostSyncs, eventsCreated, scratchAllocs;
+  /* With a topology file (scConfig_t.topologyFile): the bytes of this rank's
+   * own sends over the directed tree link they load most (each message
+   * crosses the links on the path between the two ranks' hosts; ranks on one
+   * host cross none). The maximum over links of the sum over ranks needs
+   * every rank's counts: scCommGetLinkTraffic. 0 without a topology. */
+  uint64_t maxLinkBytes;
 } scStats_t;
 
 const char* scGetErrorString(scResult_t result);
@@ -274,13 +313,37 @@ scResult_t scCommIsDevice(scComm_t comm, int* isDevice);
  * host communicator. scCommInitMpi places rank r on its node-local GPU, so ask
  * rather than assume device 0. */
 scResult_t scCommDevice(scComm_t comm, int* device);
-/* Traffic counted by sparcoll's own schedules (point-to-point bytes and messages
- * this rank sent/received). Native calls are not counted: the library hides them. */
+/* Traffic and structure counted by sparcoll's own schedules (point-to-point
+ * bytes and messages this rank sent/received, rounds, handshakes, host syncs,
+ * events, scratch allocations), summed over the calls since creation or the
+ * last reset. Native calls are not counted: the library hides them. */
 scResult_t scCommGetStats(scComm_t comm, scStats_t* stats);
 scResult_t scCommResetStats(scComm_t comm);
+/* The topology file's links (scConfig_t.topologyFile), counted like scStats_t
+ * (since creation or scCommResetStats): bytes[l] = the bytes this rank's own
+ * sends put on directed link l. Links are numbered by the file's order: host
+ * i (hosts[i]) has 2i (host to its switch) and 2i+1 (switch to host); switch
+ * j (switches[j]) has 2H+2j (to its parent) and 2H+2j+1 (from its parent),
+ * H hosts; the root's pair stays 0. *nlinks: in, the room in bytes (bytes may
+ * be NULL when it is 0); out, the number of links, 2(H+S), 0 without a
+ * topology. Fewer entries than that are filled when the room is short. */
+scResult_t scCommGetLinkTraffic(scComm_t comm, uint64_t* bytes, int* nlinks);
+/* The ring order: order[i] = the rank at ring position i, size() entries
+ * (0, 1, ... without a topology file). Every rank gets the same. */
+scResult_t scCommGetRingOrder(scComm_t comm, int* order);
 /* The algorithm scAlgoAuto would choose for an allreduce of `bytes` bytes
  * (scEstimateTime gives its predicted time too). */
 scResult_t scAllReduceAlgoFor(scComm_t comm, size_t bytes, scAlgo_t* algo);
+/* An algorithm's name: "auto", "ring", "rabenseifner", "recdbl", "native",
+ * "binomial", "scatter_allgather" (the spelling of SPARCOLL_ALGO, tuning
+ * files, the benchmarks and the Python package); "?" for a value out of
+ * range. Never NULL; the strings are static. */
+const char* scAlgoName(scAlgo_t algo);
+/* The algorithm scAlgoName spells `name` (exactly, case-sensitive).
+ * scInvalidArgument when name or algo is NULL or the name is unknown; the
+ * message (scGetLastError(NULL)) lists the valid names. *algo is left
+ * unchanged on failure. No communicator is involved. */
+scResult_t scAlgoFromName(const char* name, scAlgo_t* algo);
 
 /* The collectives the cost model prices (scEstimateTime). */
 typedef enum SC_ENUM_BASE {

@@ -20,7 +20,9 @@
  * messages (indices, values). Every call starts with a header round (an
  * allgather of 40 bytes per rank: nnz, dim, types, options, input check) in
  * which ranks learn every k_i and detect bad or mismatched arguments, so an
- * error on one rank is reported on all ranks instead of leaving peers hanging.
+ * error on one rank is reported on all ranks instead of leaving peers hanging
+ * (scSparseAllReduceStatic, below, bounds every count by a capacity instead
+ * and needs neither that round nor any count read).
  * On device communicators each step reads back one small block of counts
  * (one device-to-host copy, after waiting for the stream, bounded by the
  * deadline): a step costs one extra latency (alpha) plus that read, typically
@@ -181,6 +183,85 @@ scResult_t scSparseResultAlgo(scSparseResult_t result, scSparseAlgo_t* algo);
 scResult_t scSparseAlgoFor(scComm_t comm, const size_t* nnzPerRank, size_t dim, scIndexType_t itype,
                            scDataType_t vtype, const scSparseOptions_t* opts, int denseOutput,
                            scSparseAlgo_t* algo);
+
+/* --- static-size sparse allreduce ---------------------------------------------
+ * For inputs whose size is bounded in advance: every rank sends at most
+ * `capacity` (index, value) pairs (fixed-output top-k: capacity = k), the same
+ * capacity on every rank. There is no header round and no size exchange: each
+ * rank packs one block [count | capacity indices | capacity values] (8 bytes +
+ * each array rounded up to 8 bytes), one dense allgather of the P blocks runs
+ * (scAllGather's automatic schedule, on every transport), and every rank then
+ * sums all P x capacity slots locally: the dense output is zeroed and each
+ * index gets its contributions summed left to right in rank order, and in list
+ * order within a rank (a stable sort by index, then one in-order sum per
+ * index; no atomics), so every rank, CPU or GPU, ends with the same bits.
+ * Lists may be unsorted and may repeat an index (repeats are summed). The
+ * count travels inside the block, so no rank reads any count on the host:
+ * with the count in device memory (nnzPtr) a device call is enqueued on
+ * `stream` and returns without waiting for it (scStats_t.hostReads stays 0
+ * when `status` is given). Traffic per rank is what the allgather of P blocks
+ * sends (ring: (P - 1) x block bytes).
+ *
+ * Why a separate entry point and not a scSparseAlgo_t: the other algorithms
+ * need no capacity but measure every rank's count on the host first (the
+ * header round); this one needs a capacity and never looks at counts on the
+ * host. Like NCCL's calls, it is stream-ordered end to end, so it can follow
+ * a device top-k (scTopkSelectAsync writes scTopkCounts_t.nnz, a valid nnzPtr)
+ * without a synchronisation, and be captured into a CUDA graph with it.
+ *
+ *  indices, values  the rank's pairs (itype indices, vtype values) in the
+ *                   communicator's memory: the first nnz are used. With nnzPtr
+ *                   they must hold `capacity` readable entries (the count is not
+ *                   known when the copy is enqueued); with a host nnz, nnz.
+ *  nnz, nnzPtr      the count: nnzPtr == NULL: the host value nnz; else one
+ *                   uint64_t in the communicator's memory (device memory on
+ *                   device communicators), read in stream order.
+ *  capacity         1 .. 2^40, equal on every rank.
+ *  dim              equal on every rank; itype scIndexU32 needs dim < 2^32.
+ *  op               scSum, or scAvg (the sum divided by P once at the end).
+ *  denseOut         dim values; must not overlap the inputs' capacity entries.
+ *  status           NULL, or one uint64_t in the communicator's memory that the
+ *                   caller sets to 0 once: a call whose data is bad writes its
+ *                   status word there if it is still 0 (the first failure is
+ *                   kept until the caller clears it), in stream order.
+ * Data errors (a count > capacity, an index >= dim) are found where the blocks
+ * are summed. Such a block (count) or entry (index) is skipped, and the status
+ * word is SC_STATIC_STATUS(rank, position, kind) of the first bad slot in rank
+ * order; every rank sees the same blocks, so every rank finds the same error.
+ * Host communicators: every rank also returns scInvalidArgument naming the
+ * rank, the count or the index (at once: the blocks are host memory, no wait).
+ * Device communicators: with status, nothing is read: the call succeeds and
+ * the caller checks the word when it chooses (e.g. once per step with the loss,
+ * before the optimizer update applies denseOut) — denseOut then holds the sum of
+ * the valid entries; without status, the call waits for the stream and reads
+ * the error word (one host read) and returns scInvalidArgument on every rank.
+ * Arguments a rank can check alone (NULL pointers, memory of the wrong kind,
+ * overlap) are carried in the block too: that rank fails with its message and
+ * the others with scInvalidArgument naming it (kind 3). Bad types, op,
+ * capacity or dim, which every rank must pass alike, fail at once; arguments
+ * that differ across ranks (capacity, dim, types, op) make different calls and
+ * fail as the dense collectives' mismatches do (scRemoteError "mismatched
+ * calls", or the mismatch check's scInvalidUsage). */
+#define SC_STATIC_STATUS(rank, pos, kind) (((uint64_t)(rank) << 42) | ((uint64_t)(pos) << 2) | (uint64_t)(kind))
+#define SC_STATIC_STATUS_RANK(s) ((int)((s) >> 42))
+#define SC_STATIC_STATUS_POS(s) (((s) >> 2) & ((((uint64_t)1) << 40) - 1))
+#define SC_STATIC_STATUS_KIND(s) ((int)((s) & 3))
+enum {
+  scStaticCountOverCapacity = 1, /* the rank's count exceeds capacity (position 0) */
+  scStaticIndexOutOfRange = 2,   /* indices[position] >= dim on the rank */
+  scStaticBadArgument = 3        /* the rank's own argument checks failed (position 0) */
+};
+
+scResult_t scSparseAllReduceStatic(const void* indices, const void* values, size_t nnz, const uint64_t* nnzPtr,
+                                   size_t capacity, size_t dim, scIndexType_t itype, scDataType_t vtype,
+                                   scRedOp_t op, void* denseOut, uint64_t* status, scComm_t comm, void* stream);
+
+/* Whether the static-size path is predicted faster than the dense allreduce of
+ * dim values on comm (the cost model of scSparseAuto: the allgather of P blocks
+ * plus sorting P x capacity pairs, against densifying plus scAllReduce's auto).
+ * *useStatic: 1 or 0. No communication. */
+scResult_t scSparseStaticAdvised(scComm_t comm, size_t capacity, size_t dim, scIndexType_t itype,
+                                 scDataType_t vtype, int* useStatic);
 
 /* "auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather",
  * "dsar_early_switch", "dense"; "?" for an unknown value. */

@@ -8,21 +8,21 @@ namespace sc::localdev {
 namespace {
 
 [[noreturn]] void noCuda() { SC_THROW(scInvalidUsage, "device buffers need a CUDA build of sparcoll"); }
-void* noRecordEvent(int, void*) { noCuda(); }
+void* noCreateEvent(int) { noCuda(); }
+void noRecordEvent(int, void*, void*) { noCuda(); }
 void noStreamWait(int, void*, void*) { noCuda(); }
 void noDestroyEvent(void*) {}
-void noCopyAsync(int, void*, const void*, size_t, void*) { noCuda(); }
-void noSynchronize(int, void*) { noCuda(); }
+void noCopyAsync(int, void*, const void*, int, size_t, void*) { noCuda(); }
 void* noCreateStream(int) { noCuda(); }
 void noDestroyStream(void*) {}
 
 }  // namespace
 
-ToolkitFn<void*(int, void*)> recordEvent{noRecordEvent};
+ToolkitFn<void*(int)> createEvent{noCreateEvent};
+ToolkitFn<void(int, void*, void*)> recordEvent{noRecordEvent};
 ToolkitFn<void(int, void*, void*)> streamWait{noStreamWait};
 ToolkitFn<void(void*)> destroyEvent{noDestroyEvent};
-ToolkitFn<void(int, void*, const void*, size_t, void*)> copyAsync{noCopyAsync};
-ToolkitFn<void(int, void*)> synchronize{noSynchronize};
+ToolkitFn<void(int, void*, const void*, int, size_t, void*)> copyAsync{noCopyAsync};
 ToolkitFn<void*(int)> createStream{noCreateStream};
 ToolkitFn<void(void*)> destroyStream{noDestroyStream};
 

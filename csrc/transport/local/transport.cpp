@@ -5,9 +5,10 @@
 // buffers: the copy is a cudaMemcpyAsync on the receiving transport's own
 // stream, ordered after an event on the sender's stream (the data is there)
 // and one on the receiver's stream at the post (the buffer is free); the
-// receiver's stream waits for the copy in wait(), the sender's stream too. So
-// the receiver's stream runs the schedule's local work between a post and its
-// wait (the ring's reduction of slice k) while the copy of slice k+1 runs.
+// receiver's stream waits for the copy in wait(), the sender's stream too
+// (events pooled per rank: transport/event_pool.h). So the receiver's
+// stream runs the schedule's local work between a post and its wait (the
+// ring's reduction of slice k) while the copy of slice k+1 runs.
 // Each send carries its call's sequence number: a receiver meeting a message
 // of another call (ranks that made different calls) reports it instead of
 // taking it, so no call ever consumes another's data.
@@ -22,6 +23,7 @@
 #include <unordered_map>
 
 #include "algo/ctx.h"
+#include "transport/event_pool.h"
 #include "transport/factory.h"
 #include "transport/local/device.h"
 
@@ -34,9 +36,16 @@ struct SendRec {
   uint64_t seq;  // the sender's call
   uint32_t sig;  // its signature's hash
   int peer;      // the receiver
-  void* readyEvent = nullptr;  // device: sender's stream reached the send
-  void* doneEvent = nullptr;   // device: receiver's copy finished
+  int device = -1;             // device buffers: the sender's device
+  void* readyEvent = nullptr;  // device: sender's stream reached the send (its round's)
+  void* doneEvent = nullptr;   // device: receiver's copy finished (from the receiver's pool)
+  std::shared_ptr<EventPool> donePool;
   bool taken = false, done = false;
+  // Last owner gone and doneEvent not given back: the sender's stream never
+  // waits for it (an error path).
+  ~SendRec() {
+    if (donePool) donePool->put(doneEvent);
+  }
 };
 
 // What a rank's native call is: every rank publishes it, and all compare.
@@ -151,7 +160,9 @@ class LocalRound final : public Round {
 
   std::vector<std::shared_ptr<SendRec>> sends;
   std::vector<P2POp> recvs;
-  void* recvReady = nullptr;  // device: the receiver's stream at the post
+  // Device: this rank's stream at the post, which its sends' receivers and
+  // its receives' copies wait for (the data is there; the buffer is free).
+  void* ready = nullptr;
 
  private:
   LocalTransport& t_;
@@ -177,21 +188,29 @@ class LocalTransport final : public Transport {
     if (!side_) side_ = localdev::createStream(device_);
     return side_;
   }
+  // This rank's events (device buffers), made on first use.
+  const std::shared_ptr<EventPool>& events() {
+    if (!events_) events_ = std::make_shared<EventPool>(device_);
+    return events_;
+  }
 
   std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void* stream, const Deadline&) override {
     SC_REQUIRE(!aborted_, scInvalidUsage, "local transport was aborted");
     auto round = std::make_unique<LocalRound>(*this, stream, seq_, sig_);
+    // One event marks the round's point on this rank's stream: its sends'
+    // data is there and its receives' buffers are free (recorded before the
+    // lock: the peers need not wait for the runtime call).
+    if (device_ >= 0 && !ops.empty()) round->ready = events()->record(stream, *this);
     std::lock_guard<std::mutex> lk(w_->m);
     w_->state[size_t(rank_)].seq = seq_;
     for (const auto& op : ops) {
       SC_ARG(op.peer >= 0 && op.peer < w_->P, "peer ", op.peer, " out of range");
       if (op.kind == P2POp::Recv) {
-        if (device_ >= 0 && !round->recvReady) round->recvReady = localdev::recordEvent(device_, stream);
         round->recvs.push_back(op);
         continue;
       }
-      auto rec = std::make_shared<SendRec>(SendRec{op.buf, op.bytes, seq_, sig_, op.peer});
-      if (device_ >= 0) rec->readyEvent = localdev::recordEvent(device_, stream);
+      auto rec = std::make_shared<SendRec>(
+          SendRec{op.buf, op.bytes, seq_, sig_, op.peer, device_, round->ready, nullptr, nullptr, false, false});
       w_->queue(rank_, op.peer).push_back(rec);
       round->sends.push_back(rec);
     }
@@ -200,6 +219,7 @@ class LocalTransport final : public Transport {
   }
 
   void barrier(void*, const Deadline& dl) override {
+    countRendezvous();
     std::unique_lock<std::mutex> lk(w_->m);
     const uint64_t target = (w_->barrierArrived / w_->P + 1) * w_->P;
     ++w_->barrierArrived;
@@ -319,6 +339,7 @@ class LocalTransport final : public Transport {
   std::shared_ptr<World> w_;
   const int rank_, device_;
   void* side_ = nullptr;
+  std::shared_ptr<EventPool> events_;
   bool aborted_ = false;
   uint64_t shrinks_ = 0;  // scCommShrink calls made so far
 };
@@ -368,6 +389,7 @@ void LocalRound::wait(const Deadline& dl) {
   World& w = t_.world();
   const int me = t_.rank(), dev = t_.device();
   for (const auto& r : recvs) {
+    t_.countRendezvous();  // the sender must have posted it
     std::shared_ptr<SendRec> rec;
     {
       std::unique_lock<std::mutex> lk(w.m);
@@ -395,10 +417,11 @@ void LocalRound::wait(const Deadline& dl) {
     if (match && r.bytes) {
       if (dev >= 0) {
         void* side = t_.side();
-        localdev::streamWait(dev, side, recvReady);
+        localdev::streamWait(dev, side, ready);
         localdev::streamWait(dev, side, rec->readyEvent);
-        localdev::copyAsync(dev, r.buf, rec->buf, r.bytes, side);
-        rec->doneEvent = localdev::recordEvent(dev, side);
+        localdev::copyAsync(dev, r.buf, rec->buf, rec->device, r.bytes, side);
+        rec->doneEvent = t_.events()->record(side, t_);
+        rec->donePool = t_.events();
         localdev::streamWait(dev, stream_, rec->doneEvent);
       } else {
         std::memcpy(r.buf, rec->buf, r.bytes);
@@ -415,6 +438,7 @@ void LocalRound::wait(const Deadline& dl) {
   }
   std::unique_lock<std::mutex> lk(w.m);
   for (const auto& s : sends) {
+    t_.countRendezvous();  // the receiver must have taken it
     w.state[size_t(me)].waitingFor = s->peer;
     const bool ok = w.waitUntil(lk, dl, [&] { return s->done || w.abortedElsewhere(me); });
     if (s->done) w.state[size_t(me)].waitingFor = -1;
@@ -422,7 +446,13 @@ void LocalRound::wait(const Deadline& dl) {
     if (!ok)
       SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", me,
                " was waiting for rank ", s->peer, " to take ", bytesText(s->bytes), w.culprit(me, s->peer, seq_));
-    if (dev >= 0 && s->doneEvent) localdev::streamWait(dev, stream_, s->doneEvent);
+    if (dev >= 0 && s->doneEvent) {
+      localdev::streamWait(dev, stream_, s->doneEvent);
+      // Its last wait is enqueued: back to the receiver's pool at once, so a
+      // receiver reuses one event per sender however many rounds follow.
+      s->donePool->put(s->doneEvent);
+      s->donePool.reset();
+    }
   }
   waited_ = true;
 }
@@ -440,11 +470,10 @@ LocalRound::~LocalRound() {
       if (s->taken) w.cv.wait(lk, [&] { return s->done; });
     }
   }
-  for (const auto& s : sends) {
-    if (s->readyEvent) localdev::destroyEvent(s->readyEvent);
-    if (s->doneEvent) localdev::destroyEvent(s->doneEvent);
-  }
-  if (recvReady) localdev::destroyEvent(recvReady);
+  lk.unlock();
+  // Every wait on `ready` is enqueued: the receivers' copies took their
+  // messages (or were withdrawn), this rank's copies ran in wait().
+  if (ready) t_.events()->put(ready);
 }
 
 void LocalTransport::reduceBlock(const std::vector<const void*>& S, void* dst, size_t srcOff, size_t dstOff,

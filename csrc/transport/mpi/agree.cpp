@@ -29,7 +29,7 @@ struct Record {
   int32_t failed, code;
   int32_t check, algo, machinesEnv, modelTransport;
   double timeout;
-  uint64_t pipelineBytes, tuningDigest;
+  uint64_t pipelineBytes, tuningDigest, topologyDigest;
   double alpha, beta, gamma, betaShared, messageOverhead;
   char error[600];
 };
@@ -58,6 +58,9 @@ Record recordOf(const Config* c, const Error* failure) {
   r.timeout = c->timeout;
   r.pipelineBytes = c->pipelineBytes;
   r.tuningDigest = fileDigest(c->tuningPath);
+  // The topology file's contents as resolveConfig read them (1: unreadable).
+  if (!c->topologyPath.empty())
+    r.topologyDigest = c->topologyReadError.empty() ? std::hash<std::string>{}(c->topologyText) | 2 : 1;
   r.alpha = c->env.alpha;
   r.beta = c->env.beta;
   r.gamma = c->env.gamma;
@@ -94,6 +97,14 @@ const std::vector<Setting>& settings() {
          char d[24];
          std::snprintf(d, sizeof d, "%016llx", static_cast<unsigned long long>(r.tuningDigest));
          return std::string("contents ") + d;  // the path may differ (a copy per node)
+       }},
+      {"topology file (scConfig_t.topologyFile / SPARCOLL_TOPOLOGY_FILE)",
+       [](const Record& r) {
+         if (!r.topologyDigest) return std::string("none");
+         if (r.topologyDigest == 1) return std::string("unreadable");
+         char d[24];
+         std::snprintf(d, sizeof d, "%016llx", static_cast<unsigned long long>(r.topologyDigest));
+         return std::string("contents ") + d;
        }},
       {"SPARCOLL_ALPHA", [](const Record& r) { return number(r.alpha); }},
       {"SPARCOLL_BETA", [](const Record& r) { return number(r.beta); }},

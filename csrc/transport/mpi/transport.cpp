@@ -114,11 +114,13 @@ class MpiTransport final : public Transport {
     // Nothing to move (a rank without neighbours, a step that skips it): no
     // round to set up and wait for, which cost an empty call most of its time.
     if (ops.empty()) return nullptr;
+    countRendezvous(ops.size());  // each message meets its partner's host
     return postMpiRound(link_, seq_, sig_, ops, &stage_);
   }
 
   void barrier(void*, const Deadline& dl) override {
     checkUsable();
+    countRendezvous();
     MPI_Request req;
     mpiCheck(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
     waitCollective(req, dl, "MPI_Ibarrier", &collectivePending_, ctl_, id_);

@@ -1,7 +1,8 @@
 // NCCL transport: device buffers; a round is ncclGroupStart, ncclSend/ncclRecv
 // on the transport's side stream (core/cuda_util.h SideStream), ncclGroupEnd.
 // The side stream follows the caller's stream at each post, and the caller's
-// stream waits for a round only when the schedule waits for it, so a
+// stream waits for a round only when the schedule waits for it (the events
+// marking the rounds are pooled: transport/event_pool.h), so a
 // schedule's local work between the two (the ring reducing slice k while
 // slice k+1 moves) overlaps the transfer. Native collectives and the barrier
 // stay on the caller's stream. The communicator is nonblocking
@@ -20,6 +21,7 @@
 #include <memory>
 
 #include "core/cuda_util.h"
+#include "transport/event_pool.h"
 #include "transport/factory.h"
 #include "transport/nccl/init.h"
 #include "transport/nccl/util.h"
@@ -40,10 +42,7 @@ class NcclTransport;
 class NcclRound final : public Round {
  public:
   NcclRound(NcclTransport& t, cudaStream_t caller, cudaEvent_t done) : t_(t), caller_(caller), done_(done) {}
-  ~NcclRound() override {
-    if (!waited_ && cudaStreamWaitEvent(caller_, done_, 0) != cudaSuccess) (void)cudaGetLastError();
-    if (cudaEventDestroy(done_) != cudaSuccess) (void)cudaGetLastError();
-  }
+  ~NcclRound() override;
   void wait(const Deadline&) override;
 
  private:
@@ -108,7 +107,7 @@ class NcclTransport final : public Transport {
     const ncclResult_t end = ncclGroupEnd();
     if (failed) ncclCheck(rc, comm_, failed, __FILE__, __LINE__);
     SC_NCCL_CALL(comm_, dl, end);
-    return std::make_unique<NcclRound>(*this, asStream(stream), recordEventOn(s));
+    return std::make_unique<NcclRound>(*this, asStream(stream), static_cast<cudaEvent_t>(events_.record(s, *this)));
   }
 
   // A one-element allreduce that every rank must join, then a bounded wait for
@@ -173,6 +172,7 @@ class NcclTransport final : public Transport {
     SC_NCCL_CALL(comm_, dl, ncclBroadcast(buf, buf, count, ncclTypeOf(dt), root, comm_, asStream(stream)));
   }
   bool nativeHasAvg() const override { return true; }
+  EventPool& events() { return events_; }
 
   // Before each operation (and on each round's completion): usable, no pending
   // asynchronous error.
@@ -188,7 +188,15 @@ class NcclTransport final : public Transport {
   void* barrierBuf_ = nullptr;
   bool revoked_ = false;
   SideStream side_;
+  EventPool events_{device_};
 };
+
+// The caller's stream waits for the round even when it was dropped unwaited;
+// the event then has no wait left to come and goes back to the pool.
+NcclRound::~NcclRound() {
+  if (!waited_ && cudaStreamWaitEvent(caller_, done_, 0) != cudaSuccess) (void)cudaGetLastError();
+  t_.events().put(done_);
+}
 
 void NcclRound::wait(const Deadline&) {
   waited_ = true;

@@ -1,7 +1,8 @@
 // CUDA side of the local transport on device buffers (transport/local/transport.cpp):
-// events order a receiver's copy (on the transport's own stream) after the
-// sender's stream reached the send, and the sender's stream after the copy. A copy between two devices goes peer
-// to peer when the hardware allows it; peer access is enabled once per ordered
+// events (pooled: transport/event_pool.h) order a receiver's copy (on
+// the transport's own stream) after the sender's stream reached the send, and
+// the sender's stream after the copy. A copy between two devices goes peer to
+// peer when the hardware allows it; peer access is enabled once per ordered
 // pair.
 #include <cuda_runtime_api.h>
 
@@ -17,19 +18,10 @@ namespace {
 
 cudaStream_t asStream(void* s) { return static_cast<cudaStream_t>(s); }
 
-// The device owning `p`, or -1 (host or managed memory: no peer access needed).
-int ownerDevice(const void* p) {
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return -1;
-  }
-  return attr.type == cudaMemoryTypeDevice ? attr.device : -1;
-}
-
 // Lets `device` access memory of `peer` directly (cudaMemcpyDefault then
 // copies over NVLink/PCIe peer to peer instead of staging through the host).
-// Best effort: where the hardware cannot, the copy still works, staged.
+// Best effort: where the hardware cannot, the copy still works, staged. Asked
+// once per ordered pair of devices.
 void enablePeer(int device, int peer) {
   if (peer < 0 || peer == device) return;
   static std::mutex m;
@@ -44,9 +36,16 @@ void enablePeer(int device, int peer) {
   else SC_CUDA_CHECK(rc);
 }
 
-void* record(int device, void* stream) {
+void* newEvent(int device) {
   DeviceScope on(device);
-  return recordEventOn(asStream(stream));
+  cudaEvent_t ev = nullptr;
+  SC_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  return ev;
+}
+
+void record(int device, void* stream, void* ev) {
+  DeviceScope on(device);
+  SC_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(ev), asStream(stream)));
 }
 
 void waitFor(int device, void* stream, void* ev) {
@@ -59,17 +58,11 @@ void destroy(void* ev) noexcept {
   if (ev && cudaEventDestroy(static_cast<cudaEvent_t>(ev)) != cudaSuccess) (void)cudaGetLastError();
 }
 
-void copy(int device, void* dst, const void* src, size_t bytes, void* stream) {
+void copy(int device, void* dst, const void* src, int srcDevice, size_t bytes, void* stream) {
   if (bytes == 0 || dst == src) return;
   DeviceScope on(device);
-  enablePeer(device, ownerDevice(src));
-  enablePeer(device, ownerDevice(dst));
+  enablePeer(device, srcDevice);
   SC_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, asStream(stream)));
-}
-
-void sync(int device, void* stream) {
-  DeviceScope on(device);
-  SC_CUDA_CHECK(cudaStreamSynchronize(asStream(stream)));
 }
 
 void* newStream(int device) {
@@ -87,10 +80,10 @@ void dropStream(void* s) noexcept {
 
 SC_PROVIDE(createStream, newStream);
 SC_PROVIDE(destroyStream, dropStream);
+SC_PROVIDE(createEvent, newEvent);
 SC_PROVIDE(recordEvent, record);
 SC_PROVIDE(streamWait, waitFor);
 SC_PROVIDE(destroyEvent, destroy);
 SC_PROVIDE(copyAsync, copy);
-SC_PROVIDE(synchronize, sync);
 
 }  // namespace sc::localdev
