@@ -1,10 +1,11 @@
 """The README's newcomer path, run as written, so it cannot go stale.
 
-Code blocks marked `<!-- readme-test: NAME -->` in README.md are copied out and
+Code blocks marked `<!-- readme-test: NAME -->` in README.md or in a page of
+docs/ (docs/*.md: the Python page holds the quick start) are copied out and
 run: the Python quick start under mpirun with 2 and 3 ranks (it asserts its own
 results), the torch.distributed backend snippet under mpirun with 3 ranks, the
 local-group snippet as a script, and the "Start here" Python one-liner with the
-venv's interpreter. Every mpirun line in the README and in
+venv's interpreter. Every mpirun line in the README, in docs/*.md and in
 the examples' docstrings must have the one documented form.
 """
 
@@ -20,6 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 EXAMPLES = ROOT / "python" / "examples"
 MPIRUN_FORM = "OMPI_MCA_mpi_yield_when_idle=1 mpirun --oversubscribe -np"
 
@@ -32,11 +34,30 @@ def _readme() -> str:
     return README.read_text()
 
 
+def _docs() -> dict:
+    """README.md, then every page of docs/ (name -> text): where the marked snippets may be."""
+    texts = {"README.md": _readme()}
+    texts.update({f"docs/{p.name}": p.read_text() for p in sorted(DOCS.glob("*.md"))})
+    return texts
+
+
+def _all_docs() -> str:
+    return "\n".join(_docs().values())
+
+
 def snippet(name: str) -> str:
-    """The fenced code block right after the marker `<!-- readme-test: name -->`."""
-    m = re.search(rf"<!-- readme-test: {re.escape(name)} -->\n```\w*\n(.*?)\n```", _readme(), re.S)
-    assert m, f"README.md has no code block marked <!-- readme-test: {name} -->"
-    return m.group(1) + "\n"
+    """The fenced code block right after the marker `<!-- readme-test: name -->`, in README.md or docs/*.md."""
+    found = [m for text in _docs().values()
+             for m in re.finditer(rf"<!-- readme-test: {re.escape(name)} -->\n```\w*\n(.*?)\n```", text, re.S)]
+    assert found, f"neither README.md nor docs/*.md has a code block marked <!-- readme-test: {name} -->"
+    assert len(found) == 1, f"the marker <!-- readme-test: {name} --> appears {len(found)} times"
+    return found[0].group(1) + "\n"
+
+
+def test_every_snippet_marker_has_its_code_block():
+    """The markers the tests run, each once, each followed by a fenced block (no build needed)."""
+    for name in ("start", "quickstart", "backend", "local"):
+        assert snippet(name).strip(), name
 
 
 def _env() -> dict:
@@ -73,8 +94,8 @@ def test_quickstart_under_mpirun(tmp_path, np_):
     """The Quick start as the README says to run it: saved as demo.py, mpirun -np 2 and 3."""
     _need_mpi()
     (tmp_path / "demo.py").write_text(snippet("quickstart"))
-    line = re.search(r"`(OMPI_MCA_mpi_yield_when_idle=1 mpirun [^`]*python demo\.py)`", _readme())
-    assert line, "the Quick start's mpirun line (`... python demo.py`) is missing from README.md"
+    line = re.search(r"`(OMPI_MCA_mpi_yield_when_idle=1 mpirun [^`]*python demo\.py)`", _all_docs())
+    assert line, "the Quick start's mpirun line (`... python demo.py`) is missing from README.md and docs/*.md"
     cmd = shlex.split(line.group(1))[1:]                      # the env assignment is in _env()
     cmd = _as_root(cmd)
     cmd[cmd.index("-np") + 1] = str(np_)
@@ -126,7 +147,7 @@ def _mpirun_lines(text):
 
 
 def test_every_mpirun_line_has_the_documented_form():
-    texts = {"README.md": _readme()}
+    texts = _docs()
     texts.update({f"python/examples/{p.name}": p.read_text() for p in sorted(EXAMPLES.glob("*.py"))})
     bad = []
     for name, text in texts.items():
