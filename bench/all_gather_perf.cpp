@@ -21,12 +21,11 @@ class AllGather final : public scbench::Collective {
   // Rank r sends value(r, k); every rank receives block s = value(s, .).
   void init(scbench::RankState& rs, const scbench::Case& c) override {
     rs.zero(rs.recv.data(), c.layout.recvCount * c.esz);
-    rs.write(rs.sendPtr(c), c.layout.sendCount, c.dtype,
-             [&](uint64_t k) { return value(c, rs.nranks, rs.rank, k); });
+    rs.write(rs.sendPtr(c), c.layout.sendCount, c.dtype, [&](uint64_t k) { return value(c, rs.nranks, rs.rank, k); });
   }
   scResult_t run(scbench::RankState& rs, const scbench::Case& c) override {
-    return scAllGather(rs.sendPtr(c), rs.recvPtr(c), c.layout.paramCount, c.dtype,
-                       scbench::denseAlgo(c.algorithm), rs.comm, rs.stream);
+    return scAllGather(rs.sendPtr(c), rs.recvPtr(c), c.layout.paramCount, c.dtype, scbench::denseAlgo(c.algorithm),
+                       rs.comm, rs.stream);
   }
   uint64_t check(scbench::RankState& rs, const scbench::Case& c) override {
     const uint64_t n = c.layout.sendCount;

@@ -16,8 +16,7 @@ class AllReduce final : public scbench::Collective {
   void init(scbench::RankState& rs, const scbench::Case& c) override {
     const scbench::DenseData d{c.op, rs.nranks, c.seed, c.dtype};
     rs.zero(rs.recv.data(), c.layout.recvCount * c.esz);
-    rs.write(rs.sendPtr(c), c.layout.sendCount, c.dtype,
-             [&](uint64_t i) { return d.input(rs.rank, i); });
+    rs.write(rs.sendPtr(c), c.layout.sendCount, c.dtype, [&](uint64_t i) { return d.input(rs.rank, i); });
   }
   scResult_t run(scbench::RankState& rs, const scbench::Case& c) override {
     return scAllReduce(rs.sendPtr(c), rs.recvPtr(c), c.layout.paramCount, c.dtype, c.op,

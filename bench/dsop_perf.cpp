@@ -42,8 +42,8 @@ constexpr scAlgo_t kBaselines[] = {scAlgoNative, scAlgoRing, scAlgoRabenseifner,
 
 std::vector<std::string> dsopAlgos() {
   std::vector<std::string> v;
-  for (auto a : {scDsopAllReduce, scDsopAllGather, scDsopAllReduceRing, scDsopGRabenseifner, scDsopAllScatter,
-                 scDsopAuto})
+  for (auto a :
+       {scDsopAllReduce, scDsopAllGather, scDsopAllReduceRing, scDsopGRabenseifner, scDsopAllScatter, scDsopAuto})
     v.emplace_back(scDsopAlgoName(a));
   return v;
 }
@@ -95,14 +95,30 @@ struct Checked {
   double wrong, sentMax;
 };
 
-const Table kSummary({{"N"}, {"M"}, {"algorithm"}, {"median ms [95% CI]"}, {"p10 ms"}, {"p90 ms"},
-                      {"speedup median [95% CI]"}, {"speedup p10"}, {"speedup p90"}, {"sent MB/rank"}, {"wrong"}});
+const Table kSummary({{"N"},
+                      {"M"},
+                      {"algorithm"},
+                      {"median ms [95% CI]"},
+                      {"p10 ms"},
+                      {"p90 ms"},
+                      {"speedup median [95% CI]"},
+                      {"speedup p10"},
+                      {"speedup p90"},
+                      {"sent MB/rank"},
+                      {"wrong"}});
 
 class Dsop final : public Tool {
  public:
   ToolSpec spec() const override {
-    return {"dsop_perf", "DSOP", dsopAlgos(), /*hasOp=*/true, "allreduce", /*flags=*/"tpDdcJA",
-            {scTransportMpi, scTransportLocal}, {scFloat16, scFloat32, scFloat64, scBfloat16}, /*oneType=*/true,
+    return {"dsop_perf",
+            "DSOP",
+            dsopAlgos(),
+            /*hasOp=*/true,
+            "allreduce",
+            /*flags=*/"tpDdcJA",
+            {scTransportMpi, scTransportLocal},
+            {scFloat16, scFloat32, scFloat64, scBfloat16},
+            /*oneType=*/true,
             "(distributed sum of outer products; sizes accept K/M/G)"};
   }
 
@@ -112,8 +128,10 @@ class Dsop final : public Tool {
     o.algorithms = dsopAlgos();
     f.add({'c', "", "<0|1>", "check each algorithm's result once per size (default 1)", nullptr});
     f.add({'J', "", "", "JSON lines, one per iteration (or per kernel run with -K)", nullptr});
-    f.add({'A', "", "", "comma-separated; allreduce (the baseline) always runs; accepted:\n"
-                        "allreduce allgather allreduce_ring g_rabenseifner all_scatter auto (default: all)", nullptr});
+    f.add({'A', "", "",
+           "comma-separated; allreduce (the baseline) always runs; accepted:\n"
+           "allreduce allgather allreduce_ring g_rabenseifner all_scatter auto (default: all)",
+           nullptr});
     f.section("DSOP options:");
     f.add({'n', "sizes", "<list>", "N, the length of each rank's vector a (default 1000,2000,4000)",
            [&o](const std::string& v) {
@@ -122,8 +140,7 @@ class Dsop final : public Tool {
              if (o.sizeList.empty() || *std::min_element(o.sizeList.begin(), o.sizeList.end()) == 0)
                throw UsageError{"-n needs sizes of at least 1"};
            }});
-    f.add({'m', "cols", "<M>", "M, the length of b (default: M = N)",
-           [this](const std::string& v) {
+    f.add({'m', "cols", "<M>", "M, the length of b (default: M = N)", [this](const std::string& v) {
              m_ = parseSize(v, "-m (cols)");
              if (m_ == 0) throw UsageError{"-m needs M >= 1"};
            }});
@@ -235,11 +252,14 @@ void Dsop::measure(Group& g, RankState& rs, const Context& ctx, std::vector<Samp
           scStats_t st{};
           scCommGetStats(rs.comm, &st);
           // G = sum over ranks of a_q b_q^T; by value, since -4 * 0 may leave a -0.0.
-          const uint64_t wrong = rs.countWrong(G.data(), n * m, odt, [&](uint64_t i) {
-            double want = 0;
-            for (int q = 0; q < P; ++q) want += aValue(q, i / m) * bValue(q, i % m);
-            return want;
-          }, Match::Value);
+          const uint64_t wrong = rs.countWrong(
+              G.data(), n * m, odt,
+              [&](uint64_t i) {
+                double want = 0;
+                for (int q = 0; q < P; ++q) want += aValue(q, i / m) * bValue(q, i % m);
+                return want;
+              },
+              Match::Value);
           scDsopAlgo_t resolved = algo;
           scDsopAlgoFor(rs.comm, n, m, dt, &resolved);
           const double wrongAll = g.sum(double(wrong)), sent = g.max(double(st.bytesSent));
@@ -272,7 +292,8 @@ void Dsop::report(const Context& ctx, const std::vector<Sample>& samples, const 
                    " iterations (+1 warm-up), allreduce baseline = scDsopAllReduce over dense '" + baseName + "'\n\n" +
                    "Times: max over ranks from barrier exit to completion; per repetition the median of its "
                    "iterations; statistics over repetitions with 95 % bootstrap CIs. Speedup = baseline / algorithm "
-                   "per repetition.\n\n" + kSummary.markdownHeader() + "\n";
+                   "per repetition.\n\n" +
+                   kSummary.markdownHeader() + "\n";
   int bad = 0;
   auto ms = [](double s) { return fmt("%.3f", s * 1e3); };
   auto x = [](double v) { return fmt("%.2f", v); };
@@ -368,9 +389,12 @@ void Dsop::kernelMode(const Context& ctx) const {
           continue;
         }
         for (auto e : {sc::dsop::Engine::Custom, sc::dsop::Engine::Blas})
-          line("device", sc::dsop::engineName(e), n, m, k, bestOf(10, true, [&] {
-                 sc::dsop::deviceRect(dt, pairs, {0, n, 0, m}, G.data(), m, false, nullptr, e);
-               }), ref);
+          line("device", sc::dsop::engineName(e), n, m, k,
+               bestOf(10, true,
+                      [&] {
+                        sc::dsop::deviceRect(dt, pairs, {0, n, 0, m}, G.data(), m, false, nullptr, e);
+                      }),
+               ref);
       }
     }
   }

@@ -37,9 +37,9 @@ namespace {
 
 using scbench::UsageError;
 
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    const cudaError_t rc_ = (x);                                                                 \
+#define CK(x)                                                                                   \
+  do {                                                                                          \
+    const cudaError_t rc_ = (x);                                                                \
     if (rc_ != cudaSuccess) throw UsageError{std::string(#x) + ": " + cudaGetErrorString(rc_)}; \
   } while (0)
 
@@ -82,7 +82,9 @@ struct DevBuf {
   DevBuf(const DevBuf&) = delete;
   DevBuf& operator=(const DevBuf&) = delete;
   template <typename T>
-  T* as() const { return static_cast<T*>(p); }
+  T* as() const {
+    return static_cast<T*>(p);
+  }
 };
 
 void fillRandom(void* dev, size_t bytes, uint64_t seed) {
@@ -134,8 +136,8 @@ int runReduce(const Opts& o, cudaStream_t s, int sms) {
         void* dst = inPlace ? a.p : d.p;
         const double sec = timeIt(s, o, [&] { CK(sc::kern::reduce(dst, a.p, b.p, n, dt, op, s, sms)); });
         const double gbs = 3.0 * double(bytes) / sec / 1e9;
-        std::printf("%-9s %-5s %-8s %10.1f %9.1f %8.1f%%\n", sc::dtypeName(dt), sc::opName(op),
-                    inPlace ? "in" : "out", sec * 1e6, gbs, 100 * gbs / copyGbs);
+        std::printf("%-9s %-5s %-8s %10.1f %9.1f %8.1f%%\n", sc::dtypeName(dt), sc::opName(op), inPlace ? "in" : "out",
+                    sec * 1e6, gbs, 100 * gbs / copyGbs);
       }
     }
   }
@@ -195,9 +197,7 @@ int runSparse(const Opts& o, cudaStream_t s) {
   row("cub radix sort (baseline)", radix, n);
 
   // sort + coalesce, checked: count of distinct indices and the total sum.
-  const double sc_ = timeIt(s, o, [&] {
-    ops->sortCoalesce(di.p, dv.p, n, oi.p, ov.p, cnt.as<uint64_t>());
-  });
+  const double sc_ = timeIt(s, o, [&] { ops->sortCoalesce(di.p, dv.p, n, oi.p, ov.p, cnt.as<uint64_t>()); });
   uint64_t m = 0;
   CK(cudaMemcpy(&m, cnt.p, 8, cudaMemcpyDeviceToHost));
   {
@@ -232,13 +232,11 @@ int runSparse(const Opts& o, cudaStream_t s) {
     CK(cudaMemcpy(bi.p, yi.data(), half * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(bv.p, yv.data(), half * 4, cudaMemcpyHostToDevice));
   }
-  const double merge = timeIt(s, o, [&] {
-    ops->mergeSum(ai.p, av.p, half, bi.p, bv.p, half, oi.p, ov.p, cnt.as<uint64_t>());
-  });
+  const double merge =
+      timeIt(s, o, [&] { ops->mergeSum(ai.p, av.p, half, bi.p, bv.p, half, oi.p, ov.p, cnt.as<uint64_t>()); });
   uint64_t mm = 0;
   CK(cudaMemcpy(&mm, cnt.p, 8, cudaMemcpyDeviceToHost));
-  std::printf("# check merge-sum: %llu entries (want %llu)\n", (unsigned long long)mm,
-              (unsigned long long)(2 * half));
+  std::printf("# check merge-sum: %llu entries (want %llu)\n", (unsigned long long)mm, (unsigned long long)(2 * half));
   if (mm != 2 * half) return 1;
   row("merge-sum (2 x n/2)", merge, 2 * half);
 

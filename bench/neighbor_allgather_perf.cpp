@@ -81,14 +81,32 @@ struct Row {
 
 // nccl-tests' columns (the out-of-place side; busbw = algbw, there is no bus
 // factor for a neighbourhood), then the traffic and auto's choice.
-const Table kBlock({{"size", 12, 0}, {"count", 12, 2}, {"type", 8, 2}, {"redop", 6, 2}, {"root", 6, 2},
-                    {"time", 7, 2}, {"algbw", 6, 2}, {"busbw", 6, 2}, {"#wrong", 5, 2, false, 1},
-                    {"msgs", 8, 2}, {"inter(B)", 12, 2}, {"auto", 12, 2, true}});
+const Table kBlock({{"size", 12, 0},
+                    {"count", 12, 2},
+                    {"type", 8, 2},
+                    {"redop", 6, 2},
+                    {"root", 6, 2},
+                    {"time", 7, 2},
+                    {"algbw", 6, 2},
+                    {"busbw", 6, 2},
+                    {"#wrong", 5, 2, false, 1},
+                    {"msgs", 8, 2},
+                    {"inter(B)", 12, 2},
+                    {"auto", 12, 2, true}});
 // The summary's ratio column is the time over the baseline's: mpi where it ran, else native.
 Table summaryTable(const std::string& base) {
-  return Table({{"size", 12, 0}, {"type", 8, 2}, {"algorithm", 17, 2, true}, {"time(us)", 9, 1},
-                {"min", 9, 1}, {"max", 9, 1}, {"/" + base, 8, 1}, {"msgs", 7, 1}, {"naive/msgs", 10, 1},
-                {"inter(B)", 11, 1}, {"naive/inter", 11, 1}, {"#wrong", 6, 1}});
+  return Table({{"size", 12, 0},
+                {"type", 8, 2},
+                {"algorithm", 17, 2, true},
+                {"time(us)", 9, 1},
+                {"min", 9, 1},
+                {"max", 9, 1},
+                {"/" + base, 8, 1},
+                {"msgs", 7, 1},
+                {"naive/msgs", 10, 1},
+                {"inter(B)", 11, 1},
+                {"naive/inter", 11, 1},
+                {"#wrong", 6, 1}});
 }
 
 // A table line without the blanks a left-aligned last column leaves.
@@ -112,9 +130,16 @@ double pairedRatio(const Row& a, const Row& b) {
 class NeighborAllGather final : public Tool {
  public:
   ToolSpec spec() const override {
-    return {"neighbor_allgather_perf", "NeighborAllGather", kAlgos, /*hasOp=*/false, "native",
-            /*flags=*/"befnwcdatpDTJA", {scTransportMpi, scTransportNccl, scTransportLocal}, /*types: all*/ {},
-            /*oneType=*/false, "(neighbour allgather on a graph topology; sizes accept K/M/G)"};
+    return {"neighbor_allgather_perf",
+            "NeighborAllGather",
+            kAlgos,
+            /*hasOp=*/false,
+            "native",
+            /*flags=*/"befnwcdatpDTJA",
+            {scTransportMpi, scTransportNccl, scTransportLocal},
+            /*types: all*/ {},
+            /*oneType=*/false,
+            "(neighbour allgather on a graph topology; sizes accept K/M/G)"};
   }
 
   void addFlags(FlagSet& f, Options& o) override {
@@ -128,12 +153,13 @@ class NeighborAllGather final : public Tool {
     f.add({'f', "", "", "factor between sizes (default 4)", nullptr});
     f.add({'n', "", "", "calls per repetition (default 20)", nullptr});
     f.add({'w', "", "", "untimed calls per algorithm and size, before the repetitions (default 2)", nullptr});
-    f.add({'c', "", "", "check one call per algorithm and size against the reference (default 1; 0: no check)",
+    f.add(
+        {'c', "", "", "check one call per algorithm and size against the reference (default 1; 0: no check)", nullptr});
+    f.add({'a', "", "", "combine each repetition's per-rank times: rank0, mean, min, max (default 3 = max)", nullptr});
+    f.add({'A', "", "",
+           "comma-separated: auto naive combining hierarchical native mpi (default: all;\n"
+           "mpi = MPI_Neighbor_allgather called directly, mpi transport only)",
            nullptr});
-    f.add({'a', "", "", "combine each repetition's per-rank times: rank0, mean, min, max (default 3 = max)",
-           nullptr});
-    f.add({'A', "", "", "comma-separated: auto naive combining hierarchical native mpi (default: all;\n"
-                        "mpi = MPI_Neighbor_allgather called directly, mpi transport only)", nullptr});
     f.add({'J', "", "", "JSON lines, one per (type, size, algorithm)", nullptr});
     f.add({0, "inject-error", "", "", [this](const std::string&) { inject_ = true; }, true});
     f.section("neighbourhood options:");
@@ -252,9 +278,9 @@ long long NeighborAllGather::runRank(Group& g, RankState& rs, const Context& ctx
 #ifdef SPARCOLL_HAVE_MPI
   if (base_ == kMpi) {
     int none = 0;
-    const int rc = MPI_Dist_graph_create_adjacent(
-        MPI_COMM_WORLD, int(src.size()), src.empty() ? &none : src.data(), MPI_UNWEIGHTED, int(dst.size()),
-        dst.empty() ? &none : dst.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &run.graphComm);
+    const int rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, int(src.size()), src.empty() ? &none : src.data(),
+                                                  MPI_UNWEIGHTED, int(dst.size()), dst.empty() ? &none : dst.data(),
+                                                  MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &run.graphComm);
     if (rc != MPI_SUCCESS) fatal("MPI_Dist_graph_create_adjacent failed (the -A mpi baseline)");
   }
 #endif
@@ -333,7 +359,7 @@ void NeighborAllGather::callOnce(RankState& rs, const Run& run, const Row& r, co
   if (r.mpi) {
 #ifdef SPARCOLL_HAVE_MPI
     const size_t bytes = r.count * sc::dtypeSize(r.dtype);  // at most -e, checked against int in validate()
-    char none = 0;  // MPI rejects NULL buffers even for zero bytes
+    char none = 0;                                          // MPI rejects NULL buffers even for zero bytes
     if (MPI_Neighbor_allgather(send ? send : &none, int(bytes), MPI_BYTE, recv ? recv : &none, int(bytes), MPI_BYTE,
                                run.graphComm) != MPI_SUCCESS)
       fatal("MPI_Neighbor_allgather failed (the -A mpi baseline)");
@@ -342,13 +368,15 @@ void NeighborAllGather::callOnce(RankState& rs, const Run& run, const Row& r, co
   }
   const scResult_t rc = scNeighborAllGather(send, r.count, recv, r.dtype, r.id, run.topo, rs.stream);
   if (rc != scSuccess)
-    callFailed(rs, "scNeighborAllGather (" + r.algo + ", " + typeName(r.dtype) + ", " + std::to_string(r.count) +
-                       " elements)", rc);
+    callFailed(rs,
+               "scNeighborAllGather (" + r.algo + ", " + typeName(r.dtype) + ", " + std::to_string(r.count) +
+                   " elements)",
+               rc);
 }
 
 // One counted call of r's algorithm on a zeroed recv, then its check.
 Row NeighborAllGather::measureTraffic(Group& g, RankState& rs, const Options& o, const Run& run, Row r,
-                                     const void* send, void* recv) const {
+                                      const void* send, void* recv) const {
   const auto& src = run.graph.src[size_t(rs.rank)];
   const size_t n = r.count, esz = sc::dtypeSize(r.dtype);
   rs.zero(recv, std::max<size_t>(1, src.size() * n * esz));
@@ -373,8 +401,8 @@ Row NeighborAllGather::measureTraffic(Group& g, RankState& rs, const Options& o,
     b ^= 0x41;
     copyToBuffer(p, &b, 1, rs.device);
   }
-  const uint64_t bad = rs.countWrong(recv, src.size() * n, r.dtype,
-                                     [&](uint64_t i) { return value(src[i / n], i % n, r.seed); });
+  const uint64_t bad =
+      rs.countWrong(recv, src.size() * n, r.dtype, [&](uint64_t i) { return value(src[i / n], i % n, r.seed); });
   r.wrong = (long long)g.sum(double(bad));
   return r;
 }
@@ -401,9 +429,10 @@ void NeighborAllGather::header(Group& g, RankState& rs, const Context& ctx, cons
     if (size > 1) grouped += fmt("%s%d in groups of %d", grouped.empty() ? "" : ", ", ranks, size);
   const char* rpn = std::getenv("SPARCOLL_RANKS_PER_NODE");
   const char* machines = std::getenv("SPARCOLL_MACHINES");
-  std::printf("# topology: %s (--topo %s): %zu edges, out-degree mean %.2f max %zu, in-degree max %zu;\n"
-              "#   created in %.2f ms (max over ranks)\n",
-              run.graph.name.c_str(), spec_.text.c_str(), edges, run.meanIn, maxOut, maxIn, createSeconds * 1e3);
+  std::printf(
+      "# topology: %s (--topo %s): %zu edges, out-degree mean %.2f max %zu, in-degree max %zu;\n"
+      "#   created in %.2f ms (max over ranks)\n",
+      run.graph.name.c_str(), spec_.text.c_str(), edges, run.meanIn, maxOut, maxIn, createSeconds * 1e3);
   std::printf("# nodes: %s\n",
               rpn && *rpn ? fmt("%s consecutive ranks each (SPARCOLL_RANKS_PER_NODE)", rpn).c_str()
               : machines && *machines
@@ -411,16 +440,21 @@ void NeighborAllGather::header(Group& g, RankState& rs, const Context& ctx, cons
                   : "the machine's (MPI shared-memory split, else the host name)");
   std::printf("# combining: k = %d, theta = %d; ranks in friend groups: %s\n", k, theta,
               grouped.empty() ? "none" : grouped.c_str());
-  std::printf("# time: median over %d repetitions of the mean of -n calls (%s over ranks per repetition); "
-              "algbw = mean in-degree x size / time;\n# msgs, inter(B): messages and inter-node bytes sent per rank "
-              "per call (mean over ranks; native, mpi: MPI's own, not counted);\n"
-              "# mpi: MPI_Neighbor_allgather called directly on a dist-graph communicator of the same edges\n#\n",
-              reps_, o.combine == Combine::Max ? "max" : o.combine == Combine::Avg ? "mean"
-                                                 : o.combine == Combine::Min ? "min" : "rank 0's");
-  std::printf("# Summary, size by size: time(us) median [min, max] over repetitions; /%s: time over %s's\n"
-              "# in the same repetition, the median over repetitions;\n"
-              "# naive/msgs, naive/inter: naive's messages and inter-node bytes per rank over this algorithm's\n",
-              base_.c_str(), base_.c_str());
+  std::printf(
+      "# time: median over %d repetitions of the mean of -n calls (%s over ranks per repetition); "
+      "algbw = mean in-degree x size / time;\n# msgs, inter(B): messages and inter-node bytes sent per rank "
+      "per call (mean over ranks; native, mpi: MPI's own, not counted);\n"
+      "# mpi: MPI_Neighbor_allgather called directly on a dist-graph communicator of the same edges\n#\n",
+      reps_,
+      o.combine == Combine::Max   ? "max"
+      : o.combine == Combine::Avg ? "mean"
+      : o.combine == Combine::Min ? "min"
+                                  : "rank 0's");
+  std::printf(
+      "# Summary, size by size: time(us) median [min, max] over repetitions; /%s: time over %s's\n"
+      "# in the same repetition, the median over repetitions;\n"
+      "# naive/msgs, naive/inter: naive's messages and inter-node bytes per rank over this algorithm's\n",
+      base_.c_str(), base_.c_str());
   std::printf("%s\n", summaryTable(base_).titles("# ").c_str());
 }
 
@@ -435,15 +469,17 @@ void NeighborAllGather::summaryRows(const std::vector<Row>& rows) const {
   for (const Row& r : rows) {
     const auto [lo, hi] = std::minmax_element(r.repUs.begin(), r.repUs.end());
     const std::string name = r.algo == "auto" ? "auto>" + r.autoChoice : r.algo;
-    std::printf("%s\n", summary.row({fmt("%zu", r.bytes), typeName(r.dtype), name, Report::formatTime(r.timeUs),
-                                       Report::formatTime(*lo), Report::formatTime(*hi),
-                                       r.algo == base_ || !base ? "-" : fmt("%.2f", pairedRatio(r, *base)),
-                                       r.counted() ? fmt("%.2f", r.msgsAvg) : "-",
-                                       r.counted() && naive ? ratio(naive->msgsAvg, r.msgsAvg) : "-",
-                                       r.counted() ? fmt("%.0f", r.interAvg) : "-",
-                                       r.counted() && naive ? ratio(naive->interAvg, r.interAvg) : "-",
-                                       r.wrong >= 0 ? fmt("%lld", r.wrong) : "N/A"},
-                                      "# ").c_str());
+    std::printf("%s\n", summary
+                            .row({fmt("%zu", r.bytes), typeName(r.dtype), name, Report::formatTime(r.timeUs),
+                                  Report::formatTime(*lo), Report::formatTime(*hi),
+                                  r.algo == base_ || !base ? "-" : fmt("%.2f", pairedRatio(r, *base)),
+                                  r.counted() ? fmt("%.2f", r.msgsAvg) : "-",
+                                  r.counted() && naive ? ratio(naive->msgsAvg, r.msgsAvg) : "-",
+                                  r.counted() ? fmt("%.0f", r.interAvg) : "-",
+                                  r.counted() && naive ? ratio(naive->interAvg, r.interAvg) : "-",
+                                  r.wrong >= 0 ? fmt("%lld", r.wrong) : "N/A"},
+                                 "# ")
+                            .c_str());
   }
 }
 
@@ -453,8 +489,10 @@ void NeighborAllGather::blocks(const Context& ctx, const std::vector<Row>& rows)
   std::printf("#\n");
   for (const auto& algo : ctx.o.algorithms) {
     std::printf("# Algorithm: %s\n#\n%s\n", algo.c_str(), trimmed(kBlock.titles("# ")).c_str());
-    std::printf("%s\n", trimmed(kBlock.row({"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "",
-                                            "(/rank)", "(/rank)", ""}, "# ")).c_str());
+    std::printf("%s\n", trimmed(kBlock.row({"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(/rank)",
+                                            "(/rank)", ""},
+                                           "# "))
+                            .c_str());
     long long wrong = 0;
     double bw = 0;
     int n = 0;
@@ -463,12 +501,13 @@ void NeighborAllGather::blocks(const Context& ctx, const std::vector<Row>& rows)
       wrong += r.wrong > 0;
       bw += r.algbw;
       ++n;
-      std::printf("%s\n", trimmed(kBlock.row({fmt("%zu", r.bytes), fmt("%zu", r.count), typeName(r.dtype), "none", "-1",
-                                      Report::formatTime(r.timeUs), fmt("%.2f", r.algbw), fmt("%.2f", r.algbw),
-                                      r.wrong >= 0 ? fmt("%lld", r.wrong) : "N/A",
-                                      r.counted() ? fmt("%.2f", r.msgsAvg) : "-",
-                                      r.counted() ? fmt("%.0f", r.interAvg) : "-",
-                                      r.algo == "auto" ? r.autoChoice : ""})).c_str());
+      std::printf("%s\n",
+                  trimmed(kBlock.row(
+                              {fmt("%zu", r.bytes), fmt("%zu", r.count), typeName(r.dtype), "none", "-1",
+                               Report::formatTime(r.timeUs), fmt("%.2f", r.algbw), fmt("%.2f", r.algbw),
+                               r.wrong >= 0 ? fmt("%lld", r.wrong) : "N/A", r.counted() ? fmt("%.2f", r.msgsAvg) : "-",
+                               r.counted() ? fmt("%.0f", r.interAvg) : "-", r.algo == "auto" ? r.autoChoice : ""}))
+                      .c_str());
     }
     report.endBlock(wrong, n ? bw / n : 0.0);
   }

@@ -23,8 +23,7 @@ class ReduceScatter final : public scbench::Collective {
   void init(scbench::RankState& rs, const scbench::Case& c) override {
     const scbench::DenseData d{c.op, rs.nranks, c.seed, c.dtype};
     rs.zero(rs.recv.data(), c.layout.sendCount * c.esz);
-    rs.write(rs.sendPtr(c), c.layout.sendCount, c.dtype,
-             [&](uint64_t j) { return d.input(rs.rank, j); });
+    rs.write(rs.sendPtr(c), c.layout.sendCount, c.dtype, [&](uint64_t j) { return d.input(rs.rank, j); });
   }
   scResult_t run(scbench::RankState& rs, const scbench::Case& c) override {
     return scReduceScatter(rs.sendPtr(c), rs.recvPtr(c), c.layout.paramCount, c.dtype, c.op,
@@ -33,8 +32,7 @@ class ReduceScatter final : public scbench::Collective {
   uint64_t check(scbench::RankState& rs, const scbench::Case& c) override {
     const scbench::DenseData d{c.op, rs.nranks, c.seed, c.dtype};
     const uint64_t first = uint64_t(rs.rank) * c.layout.recvCount;
-    return rs.countWrong(rs.recvPtr(c), c.layout.recvCount, c.dtype,
-                         [&](uint64_t k) { return d.reduced(first + k); });
+    return rs.countWrong(rs.recvPtr(c), c.layout.recvCount, c.dtype, [&](uint64_t k) { return d.reduced(first + k); });
   }
 };
 

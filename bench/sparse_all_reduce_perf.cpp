@@ -39,8 +39,9 @@ namespace {
 
 using namespace scbench;
 
-const std::vector<std::string> kAlgos{"native", "dense", "auto", "ssar_recdbl", "ssar_split_allgather",
-                                      "dsar_split_allgather", "dsar_early_switch", "static"};
+const std::vector<std::string> kAlgos{
+    "native", "dense", "auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch",
+    "static"};
 
 uint64_t splitmix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -83,14 +84,29 @@ struct Row {
   std::string autoChoice;
 };
 
-const Table kTable({{"N", 12, 0}, {"density", 9}, {"algorithm", 22, 2, true}, {"time(us)", 12}, {"sent/rank(B)", 14},
-                    {"msgs", 6}, {"K/N", 8}, {"speedup", 9}, {"#wrong", 7}, {"auto", 0, 2, true}});
+const Table kTable({{"N", 12, 0},
+                    {"density", 9},
+                    {"algorithm", 22, 2, true},
+                    {"time(us)", 12},
+                    {"sent/rank(B)", 14},
+                    {"msgs", 6},
+                    {"K/N", 8},
+                    {"speedup", 9},
+                    {"#wrong", 7},
+                    {"auto", 0, 2, true}});
 
 class SparseAllReduce final : public Tool {
  public:
   ToolSpec spec() const override {
-    return {"sparse_all_reduce_perf", "SparseAllReduce", kAlgos, /*hasOp=*/true, "native",
-            /*flags=*/"befnwcdtpTJA", {scTransportMpi, scTransportLocal}, /*types: all*/ {}, /*oneType=*/true,
+    return {"sparse_all_reduce_perf",
+            "SparseAllReduce",
+            kAlgos,
+            /*hasOp=*/true,
+            "native",
+            /*flags=*/"befnwcdtpTJA",
+            {scTransportMpi, scTransportLocal},
+            /*types: all*/ {},
+            /*oneType=*/true,
             "(sparse allreduce against the dense baseline; sizes accept K/M/G)"};
   }
 
@@ -103,9 +119,11 @@ class SparseAllReduce final : public Tool {
     f.add({'b', "", "", "smallest dense vector size in bytes (default 64M)", nullptr});
     f.add({'e', "", "", "largest dense vector size in bytes (default 64M)", nullptr});
     f.add({'c', "", "<0|1>", "check every result against native (default 1)", nullptr});
-    f.add({'A', "", "", "comma-separated; native always runs first, as the reference; accepted:\n"
-                        "native dense auto ssar_recdbl ssar_split_allgather dsar_split_allgather\n"
-                        "dsar_early_switch (default: all)", nullptr});
+    f.add({'A', "", "",
+           "comma-separated; native always runs first, as the reference; accepted:\n"
+           "native dense auto ssar_recdbl ssar_split_allgather dsar_split_allgather\n"
+           "dsar_early_switch (default: all)",
+           nullptr});
     f.add({'J', "", "", "JSON lines, one per (size, density, algorithm)", nullptr});
     f.section("sparse allreduce options:");
     f.add({'D', "densities", "<list>", "densities k/N per rank (default 0.001,0.01,0.1,0.5)",
@@ -179,17 +197,26 @@ std::vector<uint64_t> SparseAllReduce::indices(uint64_t N, uint64_t k, int rank,
   std::vector<char> mark(N, 0);
   auto selection = [&](uint64_t kk) {  // Knuth's selection sampling
     for (uint64_t i = 0; i < N && kk > 0; ++i)
-      if (unit() * double(N - i) < double(kk)) { mark[i] = 1; --kk; }
+      if (unit() * double(N - i) < double(kk)) {
+        mark[i] = 1;
+        --kk;
+      }
   };
   if (dist_ == "powerlaw") {
     uint64_t have = 0;
     for (uint64_t t = 0; have < k && t < 20 * k + 1000; ++t) {
       const double u = unit();
       const uint64_t x = std::min<uint64_t>(N - 1, uint64_t(double(N) * u * u * u));
-      if (!mark[x]) { mark[x] = 1; ++have; }
+      if (!mark[x]) {
+        mark[x] = 1;
+        ++have;
+      }
     }
     for (uint64_t x = 0; have < k && x < N; ++x)
-      if (!mark[x]) { mark[x] = 1; ++have; }
+      if (!mark[x]) {
+        mark[x] = 1;
+        ++have;
+      }
   } else {
     const uint64_t shared = uint64_t(std::llround(overlap_ * double(k)));
     if (shared) {
@@ -233,9 +260,8 @@ long long SparseAllReduce::runRank(Group& g, RankState& rs, const Context& ctx) 
       rs.write(bi.data(), nnz, idt, [&](uint64_t i) { return double(idx[i]); });
       rs.write(bv.data(), nnz, dt, [&](uint64_t i) { return value(idx[i], rs.rank); });
       size_t next = 0;  // the densified input, for the baseline (write() visits i in order)
-      rs.write(denseIn.data(), N, dt, [&](uint64_t i) {
-        return next < nnz && idx[next] == i ? value(idx[next++], rs.rank) : 0.0;
-      });
+      rs.write(denseIn.data(), N, dt,
+               [&](uint64_t i) { return next < nnz && idx[next] == i ? value(idx[next++], rs.rank) : 0.0; });
       std::vector<size_t> nnzAll;
       for (const auto& s : g.allgather(std::to_string(nnz))) nnzAll.push_back(std::stoull(s));
       // The static path's capacity and its slots (the input padded to it).
@@ -257,10 +283,10 @@ long long SparseAllReduce::runRank(Group& g, RankState& rs, const Context& ctx) 
           if (name == scSparseAlgoName(scSparseAlgo_t(i))) sa = scSparseAlgo_t(i);
         auto call = [&] {
           if (name == "static") {
-            const scResult_t r = scSparseAllReduceStatic(bi.data(), bv.data(), nnz, nullptr, cap, N, it_, dt, scSum,
-                                                         out.data(), rs.device ? reinterpret_cast<uint64_t*>(status.data())
-                                                                               : nullptr,
-                                                         rs.comm, rs.stream);
+            const scResult_t r =
+                scSparseAllReduceStatic(bi.data(), bv.data(), nnz, nullptr, cap, N, it_, dt, scSum, out.data(),
+                                        rs.device ? reinterpret_cast<uint64_t*>(status.data()) : nullptr, rs.comm,
+                                        rs.stream);
             if (r != scSuccess) callFailed(rs, "scSparseAllReduceStatic", r);
             return;
           }
@@ -271,11 +297,10 @@ long long SparseAllReduce::runRank(Group& g, RankState& rs, const Context& ctx) 
             if (r != scSuccess) callFailed(rs, base == scAlgoAuto ? "scAllReduce(auto)" : "scAllReduce(native)", r);
             return;
           }
-          const scResult_t r =
-              sparseOut_ ? scSparseAllReduceToSparse(bi.data(), bv.data(), nnz, N, it_, dt, scSum, sa, &opts, res,
-                                                     rs.comm, rs.stream)
-                         : scSparseAllReduceEx(bi.data(), bv.data(), nnz, N, it_, dt, scSum, sa, &opts, out.data(),
-                                               rs.comm, rs.stream);
+          const scResult_t r = sparseOut_ ? scSparseAllReduceToSparse(bi.data(), bv.data(), nnz, N, it_, dt, scSum, sa,
+                                                                      &opts, res, rs.comm, rs.stream)
+                                          : scSparseAllReduceEx(bi.data(), bv.data(), nnz, N, it_, dt, scSum, sa, &opts,
+                                                                out.data(), rs.comm, rs.stream);
           if (r != scSuccess) callFailed(rs, "sparse allreduce (" + name + ")", r);
         };
         for (int w = 0; w < o.warmupIters; ++w) call();
@@ -334,13 +359,14 @@ long long SparseAllReduce::runRank(Group& g, RankState& rs, const Context& ctx) 
         }
         rows.push_back(r);
         if (g.rank() == 0)
-          std::printf("%s\n", kTable.row({fmt("%zu", r.N), fmt("%.4g", r.density), r.algo, fmt("%.1f", r.timeUs),
-                                           r.sentAvg < 0 ? "-" : std::to_string(llround(r.sentAvg)),
-                                           r.msgs < 0 ? "-" : std::to_string(llround(r.msgs)),
-                                           fmt("%.4f", r.resultDensity), fmt("%.2f", r.speedup),
-                                           r.wrong < 0 ? "-" : std::to_string(r.wrong),
-                                           r.algo == "auto" ? "-> " + r.autoChoice : ""})
-                                  .c_str());
+          std::printf("%s\n",
+                      kTable
+                          .row({fmt("%zu", r.N), fmt("%.4g", r.density), r.algo, fmt("%.1f", r.timeUs),
+                                r.sentAvg < 0 ? "-" : std::to_string(llround(r.sentAvg)),
+                                r.msgs < 0 ? "-" : std::to_string(llround(r.msgs)), fmt("%.4f", r.resultDensity),
+                                fmt("%.2f", r.speedup), r.wrong < 0 ? "-" : std::to_string(r.wrong),
+                                r.algo == "auto" ? "-> " + r.autoChoice : ""})
+                          .c_str());
       }
     }
   }
@@ -357,12 +383,12 @@ void SparseAllReduce::header(const Context& ctx) const {
               transportName(ctx.info.transport), ctx.info.nranks, ctx.info.device ? " (device buffers)" : "",
               typeName(o.dtypes[0]), it_ == scIndexU64 ? "uint64" : "uint32", sparseOut_ ? "sparse" : "dense",
               dist_.c_str());
-  std::printf("# time: max over ranks of the mean of %d calls (%d warm-up); sent: bytes per rank per call (mean);\n"
-              "# speedup: native time / time; #wrong: result elements differing from native%s\n",
-              o.iters, o.warmupIters,
-              baselineIsAuto(ctx)
-                  ? "\n# native here = scAllReduce(auto): device-local communicators have no native collective"
-                  : "");
+  std::printf(
+      "# time: max over ranks of the mean of %d calls (%d warm-up); sent: bytes per rank per call (mean);\n"
+      "# speedup: native time / time; #wrong: result elements differing from native%s\n",
+      o.iters, o.warmupIters,
+      baselineIsAuto(ctx) ? "\n# native here = scAllReduce(auto): device-local communicators have no native collective"
+                          : "");
   std::printf("%s\n", kTable.titles("#").c_str());
 }
 

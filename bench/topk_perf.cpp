@@ -84,16 +84,36 @@ struct TorchFile {
   size_t n;
 };
 
-const Table kTable({{"where", 5, 0, true}, {"input", 17, 1, true}, {"method", 14, 1, true}, {"output", 8, 1, true},
-                    {"bucket", 8}, {"N", 10}, {"k", 8}, {"time_us", 10}, {"GB/s", 8}, {"%bound", 7},
-                    {"returned", 10}, {"energy%", 8}, {"recall%", 8}, {"pad%", 6}, {"x_torch", 8}, {"wrong", 6}});
+const Table kTable({{"where", 5, 0, true},
+                    {"input", 17, 1, true},
+                    {"method", 14, 1, true},
+                    {"output", 8, 1, true},
+                    {"bucket", 8},
+                    {"N", 10},
+                    {"k", 8},
+                    {"time_us", 10},
+                    {"GB/s", 8},
+                    {"%bound", 7},
+                    {"returned", 10},
+                    {"energy%", 8},
+                    {"recall%", 8},
+                    {"pad%", 6},
+                    {"x_torch", 8},
+                    {"wrong", 6}});
 
 class Topk final : public Tool {
  public:
   ToolSpec spec() const override {
-    return {"topk_perf", "TopK", /*algorithms: no -A*/ {}, /*hasOp=*/true, "native", /*flags=*/"befnwdJ",
-            /*transports: one process, no ranks*/ {}, {scFloat16, scFloat32, scFloat64, scBfloat16},
-            /*oneType=*/true, "(top-k selection: speed against the bandwidth bound, quality against exact top-k)"};
+    return {"topk_perf",
+            "TopK",
+            /*algorithms: no -A*/ {},
+            /*hasOp=*/true,
+            "native",
+            /*flags=*/"befnwdJ",
+            /*transports: one process, no ranks*/ {},
+            {scFloat16, scFloat32, scFloat64, scBfloat16},
+            /*oneType=*/true,
+            "(top-k selection: speed against the bandwidth bound, quality against exact top-k)"};
   }
 
   void addFlags(FlagSet& f, Options& o) override {
@@ -134,12 +154,11 @@ class Topk final : public Tool {
              gradients_ = false;
              for (const std::string& s : parseList(v, "-I", [](const std::string& x) { return x; })) {
                tkeval::Input in;
-               if (s == "gradients")
-                 gradients_ = true;
-               else if (tkeval::parseInput(s, &in))
-                 inputs_.push_back(in);
+               if (s == "gradients") gradients_ = true;
+               else if (tkeval::parseInput(s, &in)) inputs_.push_back(in);
                else
-                 throw UsageError{"unknown input '" + s + "' for -I (normal, laplace, student-t3, sparse99, gradients)"};
+                 throw UsageError{"unknown input '" + s +
+                                  "' for -I (normal, laplace, student-t3, sparse99, gradients)"};
              }
            }});
     f.add({0, "gradients", "<DIR>", "the real gradients' folder (default: tests/data/topk/gradients of the source)",
@@ -204,7 +223,7 @@ class Topk final : public Tool {
   bool gradients_ = false, feedback_ = false, check_ = true;
   std::string gradientDir_ = tkeval::defaultGradientDir();
   std::vector<tkeval::Vector> grads_;  // -I gradients: read by validate()
-  std::string where_ = "auto";  // auto | gpu | cpu | both
+  std::string where_ = "auto";         // auto | gpu | cpu | both
   double peakGbs_ = 0;
   std::string torch_ = "auto", torchScript_ = "bench/topk_torch.py";
   int torchThreads_ = 0;
@@ -226,8 +245,7 @@ std::vector<Case> Topk::cases(const Options& o, size_t n) const {
   std::vector<tkeval::Vector> vecs;
   if (n)
     for (tkeval::Input in : inputs_) vecs.push_back({tkeval::inputName(in), tkeval::synthetic(in, n, n)});
-  else
-    vecs = grads_;
+  else vecs = grads_;
   std::vector<Case> out;
   for (const tkeval::Vector& v : vecs) {
     Case c{v.name, v.values.size(), std::vector<char>(v.values.size() * sc::dtypeSize(dt)), {}};
@@ -280,7 +298,8 @@ void Topk::measure(RankState& rs, const Options& o, const Case& cs, double peak,
                          : scTopkSelect(in.data(), n, dt, &cfg, idx.data(), val.data(), cap, &info, rs.stream);
             });
             if (rc != scSuccess) callFailed(rs, "top-k", rc);
-            const std::vector<char> di = rs.toHost(idx.data(), info.nnz * isz), dv = rs.toHost(val.data(), info.nnz * esz);
+            const std::vector<char> di = rs.toHost(idx.data(), info.nnz * isz),
+                                    dv = rs.toHost(val.data(), info.nnz * esz);
             if (it == 0 && rs.device && check_ && !feedback_) {
               // Step 0 against the CPU reference on the same data, bit for bit.
               std::vector<char> ri(cap * isz), rv(cap * esz);
@@ -314,9 +333,9 @@ void Topk::measure(RankState& rs, const Options& o, const Case& cs, double peak,
           rows.push_back(Row{rs.device ? "gpu" : "cpu", cs.input, scTopkMethodName(m),
                              bucketed ? (out == scTopkFixedPerBucket ? "fixed" : "variable") : "-", usedBucket, n, k,
                              median(secs), bytes, q, wrong, peak});
-          std::fprintf(stderr, "  %s %s %s n=%zu k=%zu bucket=%zu: %.1f us, energy %.1f %%\n", rows.back().where.c_str(),
-                       cs.input.c_str(), rows.back().method.c_str(), n, k, usedBucket, rows.back().seconds * 1e6,
-                       100 * q.energy);
+          std::fprintf(stderr, "  %s %s %s n=%zu k=%zu bucket=%zu: %.1f us, energy %.1f %%\n",
+                       rows.back().where.c_str(), cs.input.c_str(), rows.back().method.c_str(), n, k, usedBucket,
+                       rows.back().seconds * 1e6, 100 * q.energy);
         }
   }
 }
@@ -397,9 +416,10 @@ long long Topk::runRank(Group&, RankState& rs, const Context& ctx) {
                 gpu ? deviceName(0, &bus).c_str() : "host", typeName(o.dtypes[0]),
                 feedback_ ? "error feedback" : "stateless", peak,
                 peakGbs_ > 0 ? "--peak-gbs" : (gpu ? "measured D2D memcpy" : "measured memcpy"));
-    std::printf("# median time of %d calls; quality (energy, recall, returned, pads) averaged over them against\n"
-                "# exact top-k of the same vector; bucket: the one used (-B 0 derives it from k/N)\n",
-                o.iters);
+    std::printf(
+        "# median time of %d calls; quality (energy, recall, returned, pads) averaged over them against\n"
+        "# exact top-k of the same vector; bucket: the one used (-B 0 derives it from k/N)\n",
+        o.iters);
     std::vector<Row> rows;
     std::vector<TorchFile> files;
     std::vector<size_t> sizes = sweepSizes(o);
@@ -416,14 +436,14 @@ long long Topk::runRank(Group&, RankState& rs, const Context& ctx) {
     std::printf("%s\n", kTable.titles().c_str());
     for (const Row& r : rows) {
       const double gbs = r.bytes / r.seconds / 1e9;
-      std::printf("%s\n", kTable.row({r.where, r.input, r.method, r.output, fmt("%zu", r.bucket), fmt("%zu", r.n),
-                                      fmt("%zu", r.k), fmt("%.1f", r.seconds * 1e6), fmt("%.1f", gbs),
-                                      fmt("%.1f%%", 100.0 * gbs / r.bound),
-                                      fmt("%llu", (unsigned long long)r.q.returned), fmt("%.2f", 100 * r.q.energy),
-                                      fmt("%.2f", 100 * r.q.recall),
-                                      r.output == "fixed" ? fmt("%.1f", 100 * r.q.padShare) : "-",
-                                      r.torch > 0 ? fmt("%.2f", r.torch / r.seconds) : "-",
-                                      r.wrong < 0 ? "-" : fmt("%lld", r.wrong)})
+      std::printf("%s\n", kTable
+                              .row({r.where, r.input, r.method, r.output, fmt("%zu", r.bucket), fmt("%zu", r.n),
+                                    fmt("%zu", r.k), fmt("%.1f", r.seconds * 1e6), fmt("%.1f", gbs),
+                                    fmt("%.1f%%", 100.0 * gbs / r.bound), fmt("%llu", (unsigned long long)r.q.returned),
+                                    fmt("%.2f", 100 * r.q.energy), fmt("%.2f", 100 * r.q.recall),
+                                    r.output == "fixed" ? fmt("%.1f", 100 * r.q.padShare) : "-",
+                                    r.torch > 0 ? fmt("%.2f", r.torch / r.seconds) : "-",
+                                    r.wrong < 0 ? "-" : fmt("%lld", r.wrong)})
                               .c_str());
       wrong += std::max(0LL, r.wrong);
     }

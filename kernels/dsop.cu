@@ -34,15 +34,16 @@ constexpr int kThreads = 256, kRows = 4, kVec = 4;
 
 // Read-only cached loads; the 16-bit storage types load their bits.
 template <typename T>
-__device__ __forceinline__ T ldg(const T* p) { return __ldg(p); }
+__device__ __forceinline__ T ldg(const T* p) {
+  return __ldg(p);
+}
 __device__ __forceinline__ Half ldg(const Half* p) { return {__ldg(&p->bits)}; }
 __device__ __forceinline__ BFloat16 ldg(const BFloat16* p) { return {__ldg(&p->bits)}; }
 
 template <typename In, typename Out>
-__global__ void __launch_bounds__(kThreads) rectKernel(const In* __restrict__ A, size_t lda,
-                                                      const In* __restrict__ B, size_t ldb, size_t K,
-                                                      size_t r0, size_t rows, size_t c0, size_t cols,
-                                                      Out* __restrict__ dst, size_t ldd, bool accumulate) {
+__global__ void __launch_bounds__(kThreads)
+    rectKernel(const In* __restrict__ A, size_t lda, const In* __restrict__ B, size_t ldb, size_t K, size_t r0,
+               size_t rows, size_t c0, size_t cols, Out* __restrict__ dst, size_t ldd, bool accumulate) {
   const size_t col = size_t(blockIdx.x) * (kThreads * kVec) + threadIdx.x;
   const size_t rowBlocks = (rows + kRows - 1) / kRows;
   for (size_t rb = blockIdx.y; rb < rowBlocks; rb += gridDim.y) {
@@ -114,14 +115,14 @@ void launchCustom(const Pairs& p, const Rect& r, void* dst, size_t ldd, bool acc
   const size_t rowBlocks = (r.rows + kRows - 1) / kRows;
   SC_ARG(colBlocks <= 0x7fffffffu, "DSOP rectangle with ", r.cols, " columns is too wide for one launch");
   const dim3 grid(unsigned(colBlocks), unsigned(std::min<size_t>(rowBlocks, 65535)));
-  rectKernel<In, Out><<<grid, kThreads, 0, s>>>(static_cast<const In*>(p.a), p.lda, static_cast<const In*>(p.b),
-                                                p.ldb, p.K, r.r0, r.rows, r.c0, r.cols, static_cast<Out*>(dst),
-                                                ldd, accumulate);
+  rectKernel<In, Out><<<grid, kThreads, 0, s>>>(static_cast<const In*>(p.a), p.lda, static_cast<const In*>(p.b), p.ldb,
+                                                p.K, r.r0, r.rows, r.c0, r.cols, static_cast<Out*>(dst), ldd,
+                                                accumulate);
   SC_CUDA_CHECK(cudaGetLastError());
 }
 
-void launchBlas(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate,
-                cudaStream_t s, int device) {
+void launchBlas(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate, cudaStream_t s,
+                int device) {
   cublasHandle_t h = handleFor(device);
   const blas::Cublas& lib = blas::cublas();
   blasCheck(lib.setStream(h, s), "cublasSetStream");
@@ -134,24 +135,24 @@ void launchBlas(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_
   if (in == scFloat64) {
     const double one = 1, beta = accumulate ? 1 : 0;
     blasCheck(lib.dgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, static_cast<const double*>(X), ldx,
-                             static_cast<const double*>(Y), ldy, &beta, static_cast<double*>(dst), ldc),
+                        static_cast<const double*>(Y), ldy, &beta, static_cast<double*>(dst), ldc),
               "cublasDgemm_64");
   } else if (in == scFloat32) {
     const float one = 1, beta = accumulate ? 1 : 0;
     blasCheck(lib.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, static_cast<const float*>(X), ldx,
-                             static_cast<const float*>(Y), ldy, &beta, static_cast<float*>(dst), ldc),
+                        static_cast<const float*>(Y), ldy, &beta, static_cast<float*>(dst), ldc),
               "cublasSgemm_64");
   } else {
     const cudaDataType t = in == scFloat16 ? CUDA_R_16F : CUDA_R_16BF;
     const float one = 1, beta = accumulate ? 1 : 0;
-    blasCheck(lib.gemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, X, t, ldx, Y, t, ldy, &beta, dst,
-                              CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    blasCheck(lib.gemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, M, N, K, &one, X, t, ldx, Y, t, ldy, &beta, dst, CUDA_R_32F, ldc,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
               "cublasGemmEx_64");
   }
 }
 
-void rectOnDevice(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate,
-                  void* stream, Engine engine) {
+void rectOnDevice(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate, void* stream,
+                  Engine engine) {
   if (r.rows == 0 || r.cols == 0) return;
   SC_REQUIRE(p.K > 0, scInternalError, "DSOP kernel called with no vector pairs");
   OnDeviceOf on(dst);

@@ -30,8 +30,7 @@ __global__ void densifyKernel(const uint64_t* R, size_t nR, const uint64_t* idx,
 // One block row per (row i, column chunk): reads of Gc are coalesced, writes go
 // to the scattered columns C[j] of row R[i].
 template <typename E>
-__global__ void scatterKernel(const E* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, E* G,
-                              size_t m) {
+__global__ void scatterKernel(const E* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, E* G, size_t m) {
   for (size_t i = blockIdx.y; i < nR; i += gridDim.y) {
     E* row = G + R[i] * m;
     const E* src = Gc + i * nC;
@@ -100,8 +99,8 @@ void deviceDensify(const uint64_t* R, size_t nR, const uint64_t* idx, const void
   SC_CUDA_CHECK(cudaGetLastError());
 }
 
-void deviceScatterCompact(const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, void* G,
-                          size_t m, size_t esz, void* stream) {
+void deviceScatterCompact(const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, void* G, size_t m,
+                          size_t esz, void* stream) {
   OnDeviceOf on(G);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   const dim3 grid(unsigned(std::min<size_t>((nC + kThreads - 1) / kThreads, 1024)),
@@ -114,8 +113,8 @@ void deviceScatterCompact(const void* Gc, const uint64_t* R, size_t nR, const ui
 }
 
 const SparseDeviceSteps& steps() {
-  static const SparseDeviceSteps table{deviceCheckIndices, deviceSortUniqueTempBytes, deviceSortUnique,
-                                       deviceDensify, deviceScatterCompact};
+  static const SparseDeviceSteps table{deviceCheckIndices, deviceSortUniqueTempBytes, deviceSortUnique, deviceDensify,
+                                       deviceScatterCompact};
   return table;
 }
 

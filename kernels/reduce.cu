@@ -23,8 +23,7 @@ template <typename S>
 Split split(const void* d, const void* a, const void* b, size_t n) {
   constexpr size_t V = 16 / sizeof(S);
   const uintptr_t pd = reinterpret_cast<uintptr_t>(d);
-  const bool same = (pd - reinterpret_cast<uintptr_t>(a)) % 16 == 0 &&
-                    (pd - reinterpret_cast<uintptr_t>(b)) % 16 == 0;
+  const bool same = (pd - reinterpret_cast<uintptr_t>(a)) % 16 == 0 && (pd - reinterpret_cast<uintptr_t>(b)) % 16 == 0;
   if (!same || pd % sizeof(S) != 0) return {n, 0};
   const size_t head = std::min(n, ((16 - pd % 16) % 16) / sizeof(S));
   return {head, (n - head) / V};
@@ -38,8 +37,8 @@ union Pack {
 
 // dst_i = f(a_i, b_i) over all elements; Binary = false never reads b (f gets a_i twice).
 template <typename S, typename F, bool Binary>
-__global__ void __launch_bounds__(kThreads) mapKernel(S* d, const S* a, const S* b, size_t n, size_t head,
-                                                     size_t packs, F f) {
+__global__ void __launch_bounds__(kThreads)
+    mapKernel(S* d, const S* a, const S* b, size_t n, size_t head, size_t packs, F f) {
   constexpr size_t V = 16 / sizeof(S);
   const size_t tid = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = size_t(gridDim.x) * blockDim.x;
@@ -69,7 +68,8 @@ cudaError_t launch(S* d, const S* a, const S* b, size_t n, F f, cudaStream_t str
   const Split sp = split<S>(d, a, b, n);
   const size_t work = std::max<size_t>(sp.packs, n - sp.packs * (16 / sizeof(S)));
   const size_t want = (work + kThreads - 1) / kThreads;
-  const unsigned blocks = unsigned(std::max<size_t>(1, std::min<size_t>(want, size_t(std::max(smCount, 1)) * kBlocksPerSm)));
+  const unsigned blocks =
+      unsigned(std::max<size_t>(1, std::min<size_t>(want, size_t(std::max(smCount, 1)) * kBlocksPerSm)));
   mapKernel<S, F, Binary><<<blocks, kThreads, 0, stream>>>(d, a, b, n, sp.head, sp.packs, f);
   return cudaGetLastError();
 }

@@ -33,4 +33,3 @@ cudaError_t reduce(void* dst, const void* a, const void* b, size_t n, scDataType
 cudaError_t divide(void* buf, size_t n, scDataType_t dt, int divisor, cudaStream_t stream, int smCount);
 
 }  // namespace sc::kern
-

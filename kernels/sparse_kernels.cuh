@@ -15,15 +15,30 @@
 namespace sc::sp::dev {
 
 // Value bits, for operations that only move values (merge, sort, select).
-template <size_t N> struct Bits;
-template <> struct Bits<1> { using type = uint8_t; };
-template <> struct Bits<2> { using type = uint16_t; };
-template <> struct Bits<4> { using type = uint32_t; };
-template <> struct Bits<8> { using type = unsigned long long; };
+template <size_t N>
+struct Bits;
+template <>
+struct Bits<1> {
+  using type = uint8_t;
+};
+template <>
+struct Bits<2> {
+  using type = uint16_t;
+};
+template <>
+struct Bits<4> {
+  using type = uint32_t;
+};
+template <>
+struct Bits<8> {
+  using type = unsigned long long;
+};
 
 struct Less {
   template <typename I>
-  __device__ __forceinline__ bool operator()(I a, I b) const { return a < b; }
+  __device__ __forceinline__ bool operator()(I a, I b) const {
+    return a < b;
+  }
 };
 
 struct MinU64 {

@@ -79,9 +79,11 @@ class CudaOps final : public SparseOps {
       using I = decltype(itag);
       auto in = make_transform_iterator(counting_iterator<uint64_t>(0),
                                         dev::CheckAt<I>{static_cast<const I*>(idx), dim, rangeOnly});
-      cub([&](void* t, size_t& b) {
-        return cub::DeviceReduce::Reduce(t, b, in, err, int64_t(n), dev::MinU64{}, kNoError, stream_);
-      }, "cub::DeviceReduce::Reduce (validate)");
+      cub(
+          [&](void* t, size_t& b) {
+            return cub::DeviceReduce::Reduce(t, b, in, err, int64_t(n), dev::MinU64{}, kNoError, stream_);
+          },
+          "cub::DeviceReduce::Reduce (validate)");
     });
   }
 
@@ -94,10 +96,12 @@ class CudaOps final : public SparseOps {
       dispatchBits(vsz, [&](auto btag) {
         using B = decltype(btag);
         B* tv = static_cast<B*>(scratch(kOpsValues, n * vsz));
-        cub([&](void* t, size_t& b) {
-          return cub::DeviceRadixSort::SortPairs(t, b, static_cast<const I*>(idx), tk, static_cast<const B*>(val),
-                                                 tv, int64_t(n), 0, int(8 * isz), stream_);
-        }, "cub::DeviceRadixSort::SortPairs");
+        cub(
+            [&](void* t, size_t& b) {
+              return cub::DeviceRadixSort::SortPairs(t, b, static_cast<const I*>(idx), tk, static_cast<const B*>(val),
+                                                     tv, int64_t(n), 0, int(8 * isz), stream_);
+            },
+            "cub::DeviceRadixSort::SortPairs");
       });
       foldRuns(tk, scratch(kOpsValues, n * vsz), n, oi, ov, cnt);
     });
@@ -115,11 +119,13 @@ class CudaOps final : public SparseOps {
         using B = decltype(btag);
         B* tv = static_cast<B*>(scratch(kOpsValues, n * vsz));
         // Stable: for an index in both, a's entry comes first (the reference's operand order).
-        cub([&](void* t, size_t& b) {
-          return cub::DeviceMerge::MergePairs(t, b, static_cast<const I*>(ai), static_cast<const B*>(av), int64_t(na),
-                                              static_cast<const I*>(bi), static_cast<const B*>(bv), int64_t(nb), tk,
-                                              tv, dev::Less{}, stream_);
-        }, "cub::DeviceMerge::MergePairs");
+        cub(
+            [&](void* t, size_t& b) {
+              return cub::DeviceMerge::MergePairs(t, b, static_cast<const I*>(ai), static_cast<const B*>(av),
+                                                  int64_t(na), static_cast<const I*>(bi), static_cast<const B*>(bv),
+                                                  int64_t(nb), tk, tv, dev::Less{}, stream_);
+            },
+            "cub::DeviceMerge::MergePairs");
       });
       reduceByKey(tk, scratch(kOpsValues, n * vsz), n, oi, ov, cnt);
     });
@@ -144,7 +150,7 @@ class CudaOps final : public SparseOps {
     dispatchIdx(it, [&](auto itag) {
       using I = decltype(itag);
       dev::splitKernel<<<blocksFor(uint64_t(parts) + 1), kThreads, 0, stream_>>>(static_cast<const I*>(idx), n, nIn,
-                                                                                  levels, parts, counts, offs);
+                                                                                 levels, parts, counts, offs);
       SC_CUDA_CHECK(cudaGetLastError());
     });
   }
@@ -159,13 +165,18 @@ class CudaOps final : public SparseOps {
         using T = decltype(vtag);
         const T* d = static_cast<const T*>(dense);
         auto positions = make_transform_iterator(counting_iterator<uint64_t>(0), dev::IndexAt<I>{lo});
-        cub([&](void* t, size_t& b) {
-          return cub::DeviceSelect::If(t, b, positions, static_cast<I*>(oi), cnt, int64_t(len),
-                                       dev::NonZeroAt<I, T>{d, lo}, stream_);
-        }, "cub::DeviceSelect::If (sparsify indices)");
-        cub([&](void* t, size_t& b) {
-          return cub::DeviceSelect::If(t, b, d, static_cast<T*>(ov), again, int64_t(len), dev::NonZero<T>{}, stream_);
-        }, "cub::DeviceSelect::If (sparsify values)");
+        cub(
+            [&](void* t, size_t& b) {
+              return cub::DeviceSelect::If(t, b, positions, static_cast<I*>(oi), cnt, int64_t(len),
+                                           dev::NonZeroAt<I, T>{d, lo}, stream_);
+            },
+            "cub::DeviceSelect::If (sparsify indices)");
+        cub(
+            [&](void* t, size_t& b) {
+              return cub::DeviceSelect::If(t, b, d, static_cast<T*>(ov), again, int64_t(len), dev::NonZero<T>{},
+                                           stream_);
+            },
+            "cub::DeviceSelect::If (sparsify values)");
       });
     });
   }
@@ -180,13 +191,15 @@ class CudaOps final : public SparseOps {
       dispatchBits(vsz, [&](auto btag) {
         using B = decltype(btag);
         dev::staticSlotsKernel<<<blocksFor(n), kThreads, 0, stream_>>>(b, L, dim, n, static_cast<I*>(keys),
-                                                                        static_cast<B*>(vals));
+                                                                       static_cast<B*>(vals));
         SC_CUDA_CHECK(cudaGetLastError());
       });
       auto in = make_transform_iterator(counting_iterator<uint64_t>(0), dev::StaticCheckAt<I>{b, L, dim});
-      cub([&](void* t, size_t& bytes) {
-        return cub::DeviceReduce::Reduce(t, bytes, in, err, int64_t(n), dev::MinU64{}, kStaticOk, stream_);
-      }, "cub::DeviceReduce::Reduce (static slots)");
+      cub(
+          [&](void* t, size_t& bytes) {
+            return cub::DeviceReduce::Reduce(t, bytes, in, err, int64_t(n), dev::MinU64{}, kStaticOk, stream_);
+          },
+          "cub::DeviceReduce::Reduce (static slots)");
     });
   }
 
@@ -199,8 +212,9 @@ class CudaOps final : public SparseOps {
       using I = decltype(itag);
       dispatchBits(vsz, [&](auto btag) {
         using B = decltype(btag);
-        dev::densifyCountedKernel<<<blocksFor(nMax), kThreads, 0, stream_>>>(
-            static_cast<const I*>(idx), static_cast<const B*>(val), cnt, nMax, dim, static_cast<B*>(dense));
+        dev::densifyCountedKernel<<<blocksFor(nMax), kThreads, 0, stream_>>>(static_cast<const I*>(idx),
+                                                                             static_cast<const B*>(val), cnt, nMax, dim,
+                                                                             static_cast<B*>(dense));
         SC_CUDA_CHECK(cudaGetLastError());
       });
     });
@@ -257,10 +271,12 @@ class CudaOps final : public SparseOps {
   void reduceByKey(const I* keys, const void* vals, size_t n, void* oi, void* ov, uint64_t* cnt) {
     dispatchDtype(vt, [&](auto vtag) {
       using T = decltype(vtag);
-      cub([&](void* t, size_t& b) {
-        return cub::DeviceReduce::ReduceByKey(t, b, keys, static_cast<I*>(oi), static_cast<const T*>(vals),
-                                              static_cast<T*>(ov), cnt, Sum<T>{}, int64_t(n), stream_);
-      }, "cub::DeviceReduce::ReduceByKey");
+      cub(
+          [&](void* t, size_t& b) {
+            return cub::DeviceReduce::ReduceByKey(t, b, keys, static_cast<I*>(oi), static_cast<const T*>(vals),
+                                                  static_cast<T*>(ov), cnt, Sum<T>{}, int64_t(n), stream_);
+          },
+          "cub::DeviceReduce::ReduceByKey");
     });
   }
 
@@ -269,15 +285,17 @@ class CudaOps final : public SparseOps {
   template <typename I>
   void foldRuns(const I* keys, const void* vals, size_t n, void* oi, void* ov, uint64_t* cnt) {
     auto* starts = reinterpret_cast<uint64_t*>(scratch(kOpsWords, n * 8));
-    cub([&](void* t, size_t& b) {
-      return cub::DeviceSelect::If(t, b, counting_iterator<uint64_t>(0), starts, cnt, int64_t(n), dev::RunHead<I>{keys},
-                                   stream_);
-    }, "cub::DeviceSelect::If (run heads)");
+    cub(
+        [&](void* t, size_t& b) {
+          return cub::DeviceSelect::If(t, b, counting_iterator<uint64_t>(0), starts, cnt, int64_t(n),
+                                       dev::RunHead<I>{keys}, stream_);
+        },
+        "cub::DeviceSelect::If (run heads)");
     dispatchDtype(vt, [&](auto vtag) {
       using T = decltype(vtag);
       dev::foldRunsKernel<<<blocksFor(n), kThreads, 0, stream_>>>(keys, static_cast<const T*>(vals), starts, cnt,
-                                                                   uint64_t(n), static_cast<I*>(oi),
-                                                                   static_cast<T*>(ov));
+                                                                  uint64_t(n), static_cast<I*>(oi),
+                                                                  static_cast<T*>(ov));
       SC_CUDA_CHECK(cudaGetLastError());
     });
   }
@@ -290,8 +308,9 @@ class CudaOps final : public SparseOps {
       using I = decltype(itag);
       dispatchDtype(vt, [&](auto vtag) {
         using T = decltype(vtag);
-        dev::scatterKernel<Add><<<blocksFor(n), kThreads, 0, stream_>>>(
-            static_cast<const I*>(idx), static_cast<const T*>(val), n, lo, static_cast<T*>(dense));
+        dev::scatterKernel<Add><<<blocksFor(n), kThreads, 0, stream_>>>(static_cast<const I*>(idx),
+                                                                        static_cast<const T*>(val), n, lo,
+                                                                        static_cast<T*>(dense));
         SC_CUDA_CHECK(cudaGetLastError());
       });
     });

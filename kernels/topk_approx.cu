@@ -68,7 +68,7 @@ class BucketBlock {
   using Store = cub::BlockStore<Bits, BLOCK, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
   using RMax = cub::BlockReduce<Wide, BLOCK>;
   using RSum = cub::BlockReduce<Count, BLOCK>;
-  using Scan = cub::BlockScan<Count, BLOCK>;      // ranks in a bucket of several tiles
+  using Scan = cub::BlockScan<Count, BLOCK>;       // ranks in a bucket of several tiles
   using Scan32 = cub::BlockScan<uint32_t, BLOCK>;  // ranks in a one-tile bucket: fewer registers
 
   struct TempStorage {
@@ -86,8 +86,7 @@ class BucketBlock {
     Count count;
   };
 
-  __device__ BucketBlock(TempStorage& tmp, const ApproxArgs& a, TileState& tiles)
-      : tmp_(tmp), a_(a), tiles_(tiles) {
+  __device__ BucketBlock(TempStorage& tmp, const ApproxArgs& a, TileState& tiles) : tmp_(tmp), a_(a), tiles_(tiles) {
     s_ = uint64_t(blockIdx.x) * a.bucket;
     const uint64_t e = lo<uint64_t>(s_ + a.bucket, a.n);
     len_ = e - s_;
@@ -124,10 +123,8 @@ class BucketBlock {
     __syncthreads();
     dec_ = tmp_.dec;
 
-    if (single)
-      placeSingle(acc, q);  // q still holds the one tile's magnitudes
-    else
-      placeTiles(tiles, acc, q);
+    if (single) placeSingle(acc, q);  // q still holds the one tile's magnitudes
+    else placeTiles(tiles, acc, q);
   }
 
  private:
@@ -381,8 +378,21 @@ Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call) 
   } else {
     perBucket = scratch.get<BucketCounts>(size_t(buckets));
   }
-  const ApproxArgs a{b.grad, b.residual, b.indices, b.values, p.n, p.k, p.bucket, p.capacity, p.seed, p.step,
-                     p.method == scTopkApproxAtMost, fixed, p.indexType == scTopkIndexU64, total, perBucket};
+  const ApproxArgs a{b.grad,
+                     b.residual,
+                     b.indices,
+                     b.values,
+                     p.n,
+                     p.k,
+                     p.bucket,
+                     p.capacity,
+                     p.seed,
+                     p.step,
+                     p.method == scTopkApproxAtMost,
+                     fixed,
+                     p.indexType == scTopkIndexU64,
+                     total,
+                     perBucket};
   dispatchFmt(p.dtype, [&](auto f) {
     using F = decltype(f);
     switch (tile) {

@@ -87,10 +87,8 @@ __device__ __forceinline__ void selectRun(const Decision& dec, uint64_t seed, ui
 // Writes output slot `slot`: the index in the configured width, and the value.
 template <typename Bits>
 __device__ __forceinline__ void putEntry(const ApproxArgs& a, uint64_t slot, uint64_t index, Bits v) {
-  if (a.idx64)
-    static_cast<uint64_t*>(a.indices)[slot] = index;
-  else
-    static_cast<uint32_t*>(a.indices)[slot] = uint32_t(index);
+  if (a.idx64) static_cast<uint64_t*>(a.indices)[slot] = index;
+  else static_cast<uint32_t*>(a.indices)[slot] = uint32_t(index);
   static_cast<Bits*>(a.values)[slot] = v;
 }
 

@@ -79,7 +79,8 @@ __device__ __forceinline__ Count quantizeRun(const typename F::Bits (&acc)[ITEMS
 // share one 64-bit word, so relaxed atomics order them. Every lane returns it.
 __device__ Count lookBack(uint64_t* look, uint64_t b, Count agg, int lane) {
   using Ref = ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_device>;
-  if (lane == 0) Ref(look[b]).store(lookWord(agg, b == 0 ? kLookInclusive : kLookAggregate), ::cuda::memory_order_relaxed);
+  if (lane == 0)
+    Ref(look[b]).store(lookWord(agg, b == 0 ? kLookInclusive : kLookAggregate), ::cuda::memory_order_relaxed);
   if (b == 0) return 0;
   Count excl = 0;
   for (int64_t pred = int64_t(b) - 1;; pred -= 32) {
@@ -154,7 +155,8 @@ __global__ void __launch_bounds__(32 * kWarps) warpBucketKernel(ApproxArgs a, ui
     for (int j = 0; j < ITEMS; ++j) {
       const uint64_t unselRank = uint64_t(p0 + j) - selRank;
       const bool taken = j < valid && fixedTaken(sel[j], selRank, unselRank, kb, pad);
-      if (taken) putEntry(a, sb + fixedSlot(selRank, unselRank, kb, pad), s + uint64_t(p0 + j), sel[j] ? acc[j] : Bits(0));
+      if (taken)
+        putEntry(a, sb + fixedSlot(selRank, unselRank, kb, pad), s + uint64_t(p0 + j), sel[j] ? acc[j] : Bits(0));
       sent[j] = taken && sel[j];
       selRank += sel[j];
     }
@@ -172,10 +174,16 @@ struct ChunkAt {
   uint64_t c, b, start, len, bucketStart, bucketLen, sb, kb;
   int p0, valid;  // this thread's run in the chunk
   __device__ ChunkAt(const ChunkPlan& plan, const ApproxArgs& a, uint64_t chunk)
-      : c(chunk), b(plan.bucketOf(chunk)), start(plan.start(chunk)), len(plan.length(chunk)),
-        bucketStart(plan.bucketStart(b)), bucketLen(plan.bucketEnd(b) - plan.bucketStart(b)),
-        sb(shareBefore(a.k, bucketStart, a.n)), kb(shareBefore(a.k, bucketStart + bucketLen, a.n) - sb),
-        p0(int(threadIdx.x) * kChunkItems), valid(int(len) - int(threadIdx.x) * kChunkItems) {}
+      : c(chunk),
+        b(plan.bucketOf(chunk)),
+        start(plan.start(chunk)),
+        len(plan.length(chunk)),
+        bucketStart(plan.bucketStart(b)),
+        bucketLen(plan.bucketEnd(b) - plan.bucketStart(b)),
+        sb(shareBefore(a.k, bucketStart, a.n)),
+        kb(shareBefore(a.k, bucketStart + bucketLen, a.n) - sb),
+        p0(int(threadIdx.x) * kChunkItems),
+        valid(int(len) - int(threadIdx.x) * kChunkItems) {}
 };
 
 // Runs body(chunk) for this block's chunks (grid-stride), with a barrier
@@ -203,8 +211,8 @@ __global__ void __launch_bounds__(kChunkThreads) chunkMaxKernel(ApproxArgs a, Ch
 
 // Pass 2: every bucket's sum of quantized magnitudes, Q.
 template <class F>
-__global__ void __launch_bounds__(kChunkThreads) chunkSumKernel(ApproxArgs a, ChunkPlan plan, const Wide* bucketMax,
-                                                                Count* bucketQ) {
+__global__ void __launch_bounds__(kChunkThreads)
+    chunkSumKernel(ApproxArgs a, ChunkPlan plan, const Wide* bucketMax, Count* bucketQ) {
   using Reduce = cub::BlockReduce<Count, kChunkThreads>;
   __shared__ typename Reduce::TempStorage tmp;
   forChunks(plan, a, [&](const ChunkAt& at) {
@@ -237,8 +245,8 @@ __device__ uint32_t chunkFlags(const ApproxArgs& a, const ChunkAt& at, const Wid
 
 // Pass 3: every chunk's selected count.
 template <class F>
-__global__ void __launch_bounds__(kChunkThreads) chunkCountKernel(ApproxArgs a, ChunkPlan plan, const Wide* bucketMax,
-                                                                  const Count* bucketQ, Count* counts) {
+__global__ void __launch_bounds__(kChunkThreads)
+    chunkCountKernel(ApproxArgs a, ChunkPlan plan, const Wide* bucketMax, const Count* bucketQ, Count* counts) {
   using Reduce = cub::BlockReduce<uint32_t, kChunkThreads>;
   __shared__ typename Reduce::TempStorage tmp;
   forChunks(plan, a, [&](const ChunkAt& at) {
@@ -252,8 +260,8 @@ __global__ void __launch_bounds__(kChunkThreads) chunkCountKernel(ApproxArgs a, 
 // Pass 4: placement from prefix[c] (the selected entries of the chunks
 // before c, an exclusive scan of the counts), and the new residual.
 template <class F>
-__global__ void __launch_bounds__(kChunkThreads) chunkPlaceKernel(ApproxArgs a, ChunkPlan plan, const Wide* bucketMax,
-                                                                  const Count* bucketQ, const Count* prefix) {
+__global__ void __launch_bounds__(kChunkThreads)
+    chunkPlaceKernel(ApproxArgs a, ChunkPlan plan, const Wide* bucketMax, const Count* bucketQ, const Count* prefix) {
   using Bits = typename F::Bits;
   using Scan = cub::BlockScan<uint32_t, kChunkThreads>;
   __shared__ typename Scan::TempStorage tmp;
@@ -309,8 +317,8 @@ void launchChunks(const ApproxArgs& a, const ChunkPlan& plan, Scratch& scratch, 
   SC_CUDA_CHECK(cudaGetLastError());
   size_t bytes = 0;
   SC_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, prefix, int64_t(plan.chunks + 1), s));
-  SC_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scratch.get<char>(bytes), bytes, counts, prefix,
-                                              int64_t(plan.chunks + 1), s));
+  SC_CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(scratch.get<char>(bytes), bytes, counts, prefix, int64_t(plan.chunks + 1), s));
   chunkPlaceKernel<F><<<grid, kChunkThreads, 0, s>>>(a, plan, bucketMax, bucketQ, prefix);
   SC_CUDA_CHECK(cudaGetLastError());
   *total = prefix + plan.chunks;
@@ -326,8 +334,21 @@ Outcome approxDeviceSplit(const Params& p, const Buffers& b, const DeviceCall& c
   const bool fixed = p.output == scTopkFixedPerBucket;
   BucketCounts* perBucket = fixed ? scratch.get<BucketCounts>(buckets) : nullptr;
   Count* total = nullptr;
-  ApproxArgs a{b.grad, b.residual, b.indices, b.values, p.n, p.k, p.bucket, p.capacity, p.seed, p.step,
-               p.method == scTopkApproxAtMost, fixed, p.indexType == scTopkIndexU64, nullptr, perBucket};
+  ApproxArgs a{b.grad,
+               b.residual,
+               b.indices,
+               b.values,
+               p.n,
+               p.k,
+               p.bucket,
+               p.capacity,
+               p.seed,
+               p.step,
+               p.method == scTopkApproxAtMost,
+               fixed,
+               p.indexType == scTopkIndexU64,
+               nullptr,
+               perBucket};
   dispatchFmt(p.dtype, [&](auto f) {
     using F = decltype(f);
     if (p.bucket <= kWarpBucket) {

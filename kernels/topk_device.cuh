@@ -130,9 +130,12 @@ struct MaxOp {
 template <typename Bits, int ITEMS>
 struct VecIO {
   static constexpr int kBytes = ITEMS * int(sizeof(Bits));
-  using V = ::cuda::std::conditional_t<kBytes % 16 == 0, uint4, ::cuda::std::conditional_t<kBytes % 8 == 0, uint2, Bits>>;
+  using V =
+      ::cuda::std::conditional_t<kBytes % 16 == 0, uint4, ::cuda::std::conditional_t<kBytes % 8 == 0, uint2, Bits>>;
   static constexpr int kN = kBytes / int(sizeof(V));
-  static __device__ __forceinline__ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % sizeof(V) == 0; }
+  static __device__ __forceinline__ bool aligned(const void* p) {
+    return reinterpret_cast<uintptr_t>(p) % sizeof(V) == 0;
+  }
   static __device__ __forceinline__ void load(const Bits* p, Bits (&x)[ITEMS]) {
     V v[kN];
 #pragma unroll

@@ -44,7 +44,7 @@ __device__ __forceinline__ void radixInit(SelectState* st, uint64_t rank, uint64
 }
 
 constexpr int kHistThreads = 512;
-constexpr int kHistUnroll = 4;  // elements per thread per step
+constexpr int kHistUnroll = 4;    // elements per thread per step
 constexpr int kChooseDigits = 4;  // per thread: 512 threads, no register spills
 constexpr int kChooseThreads = kRadixBins / kChooseDigits;
 

@@ -25,7 +25,8 @@ thread_local size_t tHint[kMaxDevices] = {};
 cudaMemPool_t scratchPool(int device) {
   static std::mutex m;
   static cudaMemPool_t pools[kMaxDevices] = {};
-  SC_ARG(device >= 0 && device < kMaxDevices, "CUDA device ", device, " is beyond the ", kMaxDevices, " top-k supports");
+  SC_ARG(device >= 0 && device < kMaxDevices, "CUDA device ", device, " is beyond the ", kMaxDevices,
+         " top-k supports");
   std::lock_guard<std::mutex> lock(m);
   if (!pools[device]) {
     cudaMemPoolProps props{};
@@ -118,10 +119,8 @@ void readBack(void* host, const void* dev, size_t bytes, cudaStream_t stream, do
     rc = cudaSuccess;
     if (dl.expired()) SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired while waiting for the top-k count");
     if (i < 64) continue;
-    if (i < 1024)
-      sched_yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (i < 1024) sched_yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   SC_CUDA_CHECK(rc);
   // The stream is idle: this copy runs at once.

@@ -75,8 +75,8 @@ __global__ void cutsKernel(SelectPlan plan, const SelectState* lo, const SelectS
   cs->cuts = makeCuts(plan, lo->key.prefix, hi ? hi->key.prefix : 0);
 }
 
-__global__ void decideKernel(scTopkMethod_t method, uint64_t k, uint64_t n, uint64_t bound, bool direct,
-                             CallState* cs, SelectState* listed, SelectState* whole) {
+__global__ void decideKernel(scTopkMethod_t method, uint64_t k, uint64_t n, uint64_t bound, bool direct, CallState* cs,
+                             SelectState* listed, SelectState* whole) {
   const Pick pk = direct ? Pick{kPickFallback, k, 0} : pickAfterPass(method, k, cs->candidates, cs->high, bound);
   cs->pick = pk;
   const bool selects = pk.mode == kPickBand || pk.mode == kPickHigh;
@@ -315,8 +315,13 @@ class SelectDevice {
   static constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
 
   SelectDevice(const Params& p, const Buffers& b, const DeviceCall& call)
-      : p_(p), b_(b), call_(call), s_(static_cast<cudaStream_t>(call.stream)), plan_(selectPlan(p)),
-        scratch_(s_, call.device, call.arena), radix_(scratch_, s_) {}
+      : p_(p),
+        b_(b),
+        call_(call),
+        s_(static_cast<cudaStream_t>(call.stream)),
+        plan_(selectPlan(p)),
+        scratch_(s_, call.device, call.arena),
+        radix_(scratch_, s_) {}
 
   Outcome run() { return p_.indexType == scTopkIndexU64 ? runWith<uint64_t>() : runWith<uint32_t>(); }
 
@@ -333,7 +338,7 @@ class SelectDevice {
     if (sampled) {
       Bits* keys = scratch_.get<Bits>(plan_.samples);
       sampleKernel<F><<<blocksFor(plan_.samples, kThreads, 4096), kThreads, 0, s_>>>(g, r, p_.n, p_.seed, p_.step,
-                                                                                      plan_.samples, keys);
+                                                                                     plan_.samples, keys);
       SC_CUDA_CHECK(cudaGetLastError());
       radix_.keys(SampleView<F>{keys}, plan_.samples, kWidth, plan_.rankLo, &st[0]);
       if (plan_.rankHi) radix_.keys(SampleView<F>{keys}, plan_.samples, kWidth, plan_.rankHi, &st[1]);
@@ -383,7 +388,8 @@ class SelectDevice {
     const uint64_t tiles = (p_.n + kTile - 1) / kTile;
     SC_ARG(tiles <= uint64_t(INT32_MAX), "n = ", p_.n, " is beyond the device top-k's 2^31 tiles");
     const TileState ts = makeTiles(scratch_, int(tiles));
-    vectorKernel<F, Idx, kItems, kPass><<<waveOf<F, Idx, kItems, kPass>(int(tiles)), kThreads, 0, s_>>>(a, ts, int(tiles));
+    vectorKernel<F, Idx, kItems, kPass>
+        <<<waveOf<F, Idx, kItems, kPass>(int(tiles)), kThreads, 0, s_>>>(a, ts, int(tiles));
     SC_CUDA_CHECK(cudaGetLastError());
   }
 

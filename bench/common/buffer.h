@@ -46,9 +46,9 @@ void setBytes(void* dst, int value, size_t bytes, bool device, void* stream);
 // CUDA helpers; no-ops / zero without a CUDA build.
 int deviceCount();
 void setDevice(int device);
-void* createStream();            // non-blocking stream on the current device
+void* createStream();  // non-blocking stream on the current device
 void destroyStream(void* stream);
-void syncStream(void* stream);   // throws UsageError with the CUDA message on failure
+void syncStream(void* stream);  // throws UsageError with the CUDA message on failure
 // "NVIDIA H100 80GB HBM3" and its PCI bus id.
 std::string deviceName(int device, int* pciBusId);
 

@@ -26,9 +26,9 @@ struct Case {
   scRedOp_t op;
   std::string algorithm;  // one of ToolSpec::algorithms
   Layout layout;
-  size_t esz;             // bytes per element
+  size_t esz;  // bytes per element
   bool inPlace;
-  uint64_t seed;          // changes between init calls so stale results cannot pass
+  uint64_t seed;  // changes between init calls so stale results cannot pass
 };
 
 inline void* RankState::sendPtr(const Case& c) const {

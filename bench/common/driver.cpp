@@ -120,9 +120,10 @@ double availableHostBytes() {
 std::string hostMemoryProblem(const Tool& tool, const Options& o, int nranks, int ranksHere) {
   const double need = tool.hostBytesPerRank(o, nranks) * ranksHere, avail = availableHostBytes();
   if (avail <= 0 || need <= avail) return "";
-  return fmt("not enough host memory: %d rank%s on this machine need%s about %.1f GiB, %.1f GiB are available "
-             "(lower the largest size or the number of ranks)",
-             ranksHere, ranksHere == 1 ? "" : "s", ranksHere == 1 ? "s" : "", need / (1 << 30), avail / (1 << 30));
+  return fmt(
+      "not enough host memory: %d rank%s on this machine need%s about %.1f GiB, %.1f GiB are available "
+      "(lower the largest size or the number of ranks)",
+      ranksHere, ranksHere == 1 ? "" : "s", ranksHere == 1 ? "s" : "", need / (1 << 30), avail / (1 << 30));
 }
 
 long long rankBody(Tool& tool, Group& g, RankState& rs, const Options& o, const RunInfo& info) {
@@ -373,15 +374,15 @@ int run(int argc, char** argv, Tool& tool) {
     finishOptions(o, spec, flags);
     tool.validate(o);
     setlinebuf(stdout);
-    RunInfo info{spec.name, spec.collective, o.transport, 1, 1, false, spec.hasOp, spec.baseline,
-                 spec.hasRoot ? o.root : -1};
+    RunInfo info{spec.name,     spec.collective,           o.transport, 1, 1, false, spec.hasOp,
+                 spec.baseline, spec.hasRoot ? o.root : -1};
 #ifdef SPARCOLL_HAVE_MPI
     const bool underMpirun = launchedByMpi();
 #else
     const bool underMpirun = false;
 #endif
     const long long failed = o.noComm                                         ? runAlone(tool, o, info)
-                             : o.transport == scTransportLocal                 ? runLocal(tool, o, info)
+                             : o.transport == scTransportLocal                ? runLocal(tool, o, info)
                              : o.transport == scTransportNccl && !underMpirun ? runNcclSingle(tool, o, info)
                                                                               : runMpi(tool, o, info, &argc, &argv);
     return failed ? 1 : 0;

@@ -86,7 +86,7 @@ bool FlagSet::parse(int argc, char** argv) {
           (entries_[i].flag.letter ? entries_[i].flag.letter == c : int(1000 + i) == c))
         hit = &entries_[i].flag;
     if (!hit) {
-      const std::string what = optopt > 0 && optopt < 128 ? std::string("-") + char(optopt)
+      const std::string what = optopt > 0 && optopt < 128     ? std::string("-") + char(optopt)
                                : optind > 0 && optind <= argc ? argv[optind - 1]
                                                               : "?";
       usageError("unknown option '" + what + "' (see -h)");
@@ -142,9 +142,12 @@ size_t parseSize(const std::string& s, const char* what) {
   double unit = 1;
   if (end && *end) {
     switch (*end) {
-      case 'k': case 'K': unit = 1024.0; break;
-      case 'm': case 'M': unit = 1024.0 * 1024; break;
-      case 'g': case 'G': unit = 1024.0 * 1024 * 1024; break;
+      case 'k':
+      case 'K': unit = 1024.0; break;
+      case 'm':
+      case 'M': unit = 1024.0 * 1024; break;
+      case 'g':
+      case 'G': unit = 1024.0 * 1024 * 1024; break;
       default: unit = -1;
     }
     if (end[1] != '\0' && !(end[1] == 'B' && end[2] == '\0')) unit = -1;

@@ -17,10 +17,10 @@ struct UsageError {
 };
 
 struct Flag {
-  char letter = 0;     // short form; 0: long form only
-  std::string name;    // long form without "--"; empty: short form only
-  std::string value;   // the value's name in the usage ("<size>"); empty: the flag takes no value
-  std::string help;    // lines after the first are indented under it
+  char letter = 0;    // short form; 0: long form only
+  std::string name;   // long form without "--"; empty: short form only
+  std::string value;  // the value's name in the usage ("<size>"); empty: the flag takes no value
+  std::string help;   // lines after the first are indented under it
   // Applies the value. Null: the entry re-describes the shared flag with the
   // same letter (help, value name) and leaves what it does unchanged.
   std::function<void(const std::string&)> set;

@@ -31,8 +31,7 @@ bool JsonLines::open(const std::string& path, std::string* err) {
 void JsonLines::write(const JsonObject& obj) {
 #ifdef SCBENCH_HAVE_JSON
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [key, v] : obj.fields())
-    std::visit([&, k = &key](const auto& x) { j[*k] = x; }, v);
+  for (const auto& [key, v] : obj.fields()) std::visit([&, k = &key](const auto& x) { j[*k] = x; }, v);
   f_ << j.dump() << '\n';
 #else
   (void)obj;

@@ -6,8 +6,8 @@
 namespace scbench {
 namespace {
 
-const char* kTypeNames[scNumTypes] = {"int8", "uint8", "int32", "uint32", "int64",
-                                      "uint64", "half", "float", "double", "bfloat16"};
+const char* kTypeNames[scNumTypes] = {"int8",   "uint8", "int32", "uint32", "int64",
+                                      "uint64", "half",  "float", "double", "bfloat16"};
 const char* kOpNames[scNumOps] = {"sum", "prod", "max", "min", "avg"};
 const char* kCombineNames[] = {"rank0", "mean", "min", "max"};
 
@@ -15,14 +15,22 @@ const char* kCombineNames[] = {"rank0", "mean", "min", "max"};
 
 // nccl-tests names first, then sparcoll's (float32, f16, bf16, ...).
 bool parseType(const std::string& s, scDataType_t* t) {
-  static const struct { const char* n; scDataType_t t; } aliases[] = {
-      {"char", scInt8},     {"int", scInt32},        {"float16", scFloat16}, {"f16", scFloat16},
-      {"fp16", scFloat16},  {"float32", scFloat32},  {"f32", scFloat32},     {"fp32", scFloat32},
-      {"float64", scFloat64}, {"f64", scFloat64},    {"fp64", scFloat64},    {"bf16", scBfloat16}};
+  static const struct {
+    const char* n;
+    scDataType_t t;
+  } aliases[] = {{"char", scInt8},       {"int", scInt32},       {"float16", scFloat16}, {"f16", scFloat16},
+                 {"fp16", scFloat16},    {"float32", scFloat32}, {"f32", scFloat32},     {"fp32", scFloat32},
+                 {"float64", scFloat64}, {"f64", scFloat64},     {"fp64", scFloat64},    {"bf16", scBfloat16}};
   for (int i = 0; i < scNumTypes; ++i)
-    if (s == kTypeNames[i]) { *t = scDataType_t(i); return true; }
+    if (s == kTypeNames[i]) {
+      *t = scDataType_t(i);
+      return true;
+    }
   for (const auto& a : aliases)
-    if (s == a.n) { *t = a.t; return true; }
+    if (s == a.n) {
+      *t = a.t;
+      return true;
+    }
   return false;
 }
 
@@ -79,8 +87,8 @@ void setAlgorithms(Options& o, const ToolSpec& spec, const std::string& v) {
   std::vector<std::string> algos;
   for (const auto& n : splitList(v)) {
     if (std::find(spec.algorithms.begin(), spec.algorithms.end(), n) == spec.algorithms.end())
-      usageError("algorithm '" + n + "' is not available in " + spec.name + " (accepted: " +
-                 join(spec.algorithms, " ", " ") + ")");
+      usageError("algorithm '" + n + "' is not available in " + spec.name +
+                 " (accepted: " + join(spec.algorithms, " ", " ") + ")");
     if (std::find(algos.begin(), algos.end(), n) == algos.end()) algos.push_back(n);
   }
   if (algos.empty()) usageError("-A needs at least one algorithm");
@@ -160,8 +168,7 @@ FlagSet commonFlags(Options& o, const ToolSpec& spec) {
          [&o, &spec](const std::string& v) { setTransport(o, spec, v); }});
   f.add({'p', "nranks", "<n>", "ranks (threads) of the local transport (default " + num(o.localRanks) + ")",
          [&o](const std::string& v) { o.localRanks = int(parseInt(v, "-p (nranks)", 1, 4096)); }});
-  f.add({'D', "device_buffers", "<0|1>",
-         "local transport on GPU buffers (default " + num(o.deviceBuffers) + ")",
+  f.add({'D', "device_buffers", "<0|1>", "local transport on GPU buffers (default " + num(o.deviceBuffers) + ")",
          [&o](const std::string& v) { o.deviceBuffers = parseInt(v, "-D (device_buffers)", 0, 1) != 0; }});
   std::string algos = "comma-separated, one block each; accepted:";
   for (const auto& a : spec.algorithms) algos += " " + a;

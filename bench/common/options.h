@@ -26,16 +26,16 @@ enum class Combine { Rank0 = 0, Avg = 1, Min = 2, Max = 3 };
 
 // What a tool accepts; the driver validates the command line against it.
 struct ToolSpec {
-  const char* name = "";                // program name for usage, e.g. "all_reduce_perf"
-  const char* collective = "";          // for headers and messages, e.g. "AllReduce"
-  std::vector<std::string> algorithms;  // accepted by -A; the first is the default
-  bool hasOp = true;                    // false: -o is ignored, redop prints "none"
-  const char* baseline = "native";      // the summary's and JSON's ratios are relative to it
+  const char* name = "";                         // program name for usage, e.g. "all_reduce_perf"
+  const char* collective = "";                   // for headers and messages, e.g. "AllReduce"
+  std::vector<std::string> algorithms;           // accepted by -A; the first is the default
+  bool hasOp = true;                             // false: -o is ignored, redop prints "none"
+  const char* baseline = "native";               // the summary's and JSON's ratios are relative to it
   std::string flags = "beifnwmcdorazgGCTJtpDA";  // the shared flags this tool takes, by letter
   // Transports -t accepts; empty: the tool runs once in its own process, without ranks.
   std::vector<scTransport_t> transports{scTransportMpi, scTransportNccl, scTransportLocal};
-  std::vector<scDataType_t> types;  // accepted by -d; empty: every type
-  bool oneType = false;             // -d takes one type (no lists, no "all")
+  std::vector<scDataType_t> types;                                    // accepted by -d; empty: every type
+  bool oneType = false;                                               // -d takes one type (no lists, no "all")
   std::string about = "(nccl-tests compatible; sizes accept K/M/G)";  // the usage line's note
   bool hasRoot = false;  // true: -r is the root, printed in the root column (else -1); last, for positional inits
 };
@@ -48,17 +48,17 @@ struct Options {
   size_t stepFactor = 2;
   std::vector<size_t> sizeList;  // a tool's explicit sizes: when set, the sweep runs these instead
   int iters = 20, warmupIters = 5, aggIters = 1;
-  int check = 1;                 // -c: checked iterations per size (0: no check)
+  int check = 1;  // -c: checked iterations per size (0: no check)
   std::vector<scDataType_t> dtypes{scFloat32};
   std::vector<scRedOp_t> ops{scSum};
-  int root = 0;                  // -r: the root of rooted collectives (broadcast_perf); others accept and ignore it
-  int blocking = 0;              // -z: accepted; host calls are blocking anyway
-  int ngpus = 1;                 // -g: must be 1 (one rank per GPU)
-  int cudaGraph = 0;             // -G: must be 0
-  int reportCpuTime = 0;         // -C: time until the calls return, before the stream sync
+  int root = 0;                    // -r: the root of rooted collectives (broadcast_perf); others accept and ignore it
+  int blocking = 0;                // -z: accepted; host calls are blocking anyway
+  int ngpus = 1;                   // -g: must be 1 (one rank per GPU)
+  int cudaGraph = 0;               // -G: must be 0
+  int reportCpuTime = 0;           // -C: time until the calls return, before the stream sync
   Combine combine = Combine::Max;  // -a: default max over ranks (nccl-tests' default is mean)
-  double timeoutSeconds = 0;     // -T: per-call deadline; 0 = library default
-  std::string jsonFile;          // -J: JSON lines
+  double timeoutSeconds = 0;       // -T: per-call deadline; 0 = library default
+  std::string jsonFile;            // -J: JSON lines
 
   scTransport_t transport = scTransportLocal;  // -t
   int localRanks = 4;                          // -p

@@ -26,7 +26,7 @@ struct RunInfo {
   bool device = false;
   bool hasOp = true;
   std::string baseline = "native";  // algorithm the ratios are relative to
-  int root = -1;                     // the root column: -r for rooted tools, else -1 (nccl-tests)
+  int root = -1;                    // the root column: -r for rooted tools, else -1 (nccl-tests)
 
   // Device-local communicators (the local transport on GPU buffers) have no
   // native collective.
@@ -35,11 +35,11 @@ struct RunInfo {
 
 struct RankState {
   int rank = 0, nranks = 1;
-  scComm_t comm = nullptr;   // null when the tool runs without ranks (Options::noComm)
-  void* stream = nullptr;    // cudaStream_t for device ranks, NULL for host ranks
-  bool device = false;       // buffers are device memory
+  scComm_t comm = nullptr;  // null when the tool runs without ranks (Options::noComm)
+  void* stream = nullptr;   // cudaStream_t for device ranks, NULL for host ranks
+  bool device = false;      // buffers are device memory
   int cudaDevice = -1;
-  Buffer send, recv;         // the dense sweep's buffers: capacity of the largest Layout
+  Buffer send, recv;          // the dense sweep's buffers: capacity of the largest Layout
   std::vector<char> staging;  // host copy for device buffers
 
   // The pointers of a dense call, nccl-tests' convention for in-place (collective.h).

@@ -39,9 +39,17 @@ Table blockTable(const char* t) {
 }
 
 Table summaryTable(const std::string& base) {
-  return Table({{"size", 12, 0}, {"type", 8, 2}, {"redop", 6, 2}, {"algorithm", 13, 2, true}, {"oop(us)", 9, 1},
-                {"ip(us)", 9, 1}, {"oop/" + base, 10, 2}, {"ip/" + base, 10, 1}, {"speedup", 8, 1},
-                {"sent/rank(B)", 14, 2}, {"sent/size", 9, 1}});
+  return Table({{"size", 12, 0},
+                {"type", 8, 2},
+                {"redop", 6, 2},
+                {"algorithm", 13, 2, true},
+                {"oop(us)", 9, 1},
+                {"ip(us)", 9, 1},
+                {"oop/" + base, 10, 2},
+                {"ip/" + base, 10, 1},
+                {"speedup", 8, 1},
+                {"sent/rank(B)", 14, 2},
+                {"sent/size", 9, 1}});
 }
 
 }  // namespace
@@ -65,8 +73,8 @@ void Report::header(const std::vector<std::string>& rankLines) {
   std::string algos;
   for (const auto& a : o_.algorithms) algos += (algos.empty() ? "" : ",") + a;
   std::fprintf(out_, "# sparcoll %s: transport %s, %d ranks, %s buffers, algorithms %s, time: %s\n",
-               info_.collective.c_str(), transportName(info_.transport), info_.nranks,
-               info_.device ? "device" : "host", algos.c_str(), combineNames[int(o_.combine)]);
+               info_.collective.c_str(), transportName(info_.transport), info_.nranks, info_.device ? "device" : "host",
+               algos.c_str(), combineNames[int(o_.combine)]);
   std::fprintf(out_, "#\n# Using devices\n");
   for (const auto& l : rankLines) std::fprintf(out_, "%s\n", l.c_str());
   std::fprintf(out_, "#\n");
@@ -145,10 +153,17 @@ void Report::summary(const std::vector<Result>& all) {
         std::snprintf(sent, sizeof sent, "%.0f", oop->sentMax);
         if (oop->bytes) std::snprintf(perSize, sizeof perSize, "%.3f", oop->sentMax / double(oop->bytes));
       }
-      const std::vector<std::string> cells{
-          fmt("%zu", oop->bytes), typeName(oop->dtype), info_.hasOp ? opName(oop->op) : "none", oop->algorithm,
-          formatTime(time(oop)), ip ? formatTime(time(ip)) : "-", isNative ? "-" : ratio(time(oop), time(nOop)),
-          isNative ? "-" : ratio(time(ip), time(nIp)), isNative ? "-" : ratio(time(nOop), time(oop)), sent, perSize};
+      const std::vector<std::string> cells{fmt("%zu", oop->bytes),
+                                           typeName(oop->dtype),
+                                           info_.hasOp ? opName(oop->op) : "none",
+                                           oop->algorithm,
+                                           formatTime(time(oop)),
+                                           ip ? formatTime(time(ip)) : "-",
+                                           isNative ? "-" : ratio(time(oop), time(nOop)),
+                                           isNative ? "-" : ratio(time(ip), time(nIp)),
+                                           isNative ? "-" : ratio(time(nOop), time(oop)),
+                                           sent,
+                                           perSize};
       std::fprintf(out_, "%s\n", table.row(cells, "# ").c_str());
     }
   }

@@ -22,8 +22,9 @@ class RankRunner {
   void call(const Case& c) {
     const scResult_t r = coll_.run(rs_, c);
     if (r != scSuccess)
-      callFailed(rs_, info_.collective + " (algorithm " + c.algorithm + ", " + typeName(c.dtype) + ", " +
-                          std::to_string(c.layout.paramCount) + " elements" + (c.inPlace ? ", in place" : "") + ")",
+      callFailed(rs_,
+                 info_.collective + " (algorithm " + c.algorithm + ", " + typeName(c.dtype) + ", " +
+                     std::to_string(c.layout.paramCount) + " elements" + (c.inPlace ? ", in place" : "") + ")",
                  r);
   }
 

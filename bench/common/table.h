@@ -11,11 +11,11 @@ namespace scbench {
 
 struct Column {
   std::string title;
-  int width = 0;       // minimum width of a cell
-  int gap = 1;         // spaces before the cell (none before the first column)
-  bool left = false;   // left-aligned; default right-aligned
-  int titleGap = -1;   // the title's gap where it differs (-1: gap): a title one wider
-                       // than its column takes a space of the gap, as nccl-tests' "#wrong"
+  int width = 0;      // minimum width of a cell
+  int gap = 1;        // spaces before the cell (none before the first column)
+  bool left = false;  // left-aligned; default right-aligned
+  int titleGap = -1;  // the title's gap where it differs (-1: gap): a title one wider
+                      // than its column takes a space of the gap, as nccl-tests' "#wrong"
 };
 
 class Table {

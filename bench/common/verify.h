@@ -82,7 +82,7 @@ struct DenseData {
       }
     }
     if (wraps()) return wrap8(int64_t(acc), dtype);  // |acc| <= 255 P: exact in a double
-    return op == scAvg ? acc / P : acc;     // exact: the sum is a multiple of P
+    return op == scAvg ? acc / P : acc;              // exact: the sum is a multiple of P
   }
 };
 

@@ -23,15 +23,15 @@ void checkCall(scComm* comm, scDataType_t dt, void* stream) {
   checkStream(comm, stream);
 }
 
-void checkBuffers(scComm* comm, const void* send, size_t sendElems, const void* recv, size_t recvElems,
-                  scDataType_t dt, const char* sendName = "sendbuf") {
+void checkBuffers(scComm* comm, const void* send, size_t sendElems, const void* recv, size_t recvElems, scDataType_t dt,
+                  const char* sendName = "sendbuf") {
   const size_t esz = dtypeSize(dt);
   // No object can span more than PTRDIFF_MAX bytes; a larger count is a bad
   // argument, not something to start copying from.
   const size_t n = std::max(sendElems, recvElems), maxElems = size_t(PTRDIFF_MAX) / esz;
   SC_ARG(n <= SIZE_MAX / esz, "element count ", n, " of ", dtypeName(dt), " overflows size_t bytes");
-  SC_ARG(n <= maxElems, "element count ", n, " of ", dtypeName(dt), " exceeds the largest possible buffer (",
-         maxElems, " elements)");
+  SC_ARG(n <= maxElems, "element count ", n, " of ", dtypeName(dt), " exceeds the largest possible buffer (", maxElems,
+         " elements)");
   if (sendElems) {
     SC_ARG(send != nullptr, sendName, " is NULL with a non-zero count");
     comm->backend->checkPointer(send, sendName);
@@ -53,8 +53,8 @@ size_t mulChecked(size_t a, size_t b) {
 // garbage without an error. `rule()` says what in place means for this call;
 // it is formatted only for the error (a call that passes builds no string).
 template <typename Rule>
-void checkOverlap(const void* send, size_t sendElems, const void* recv, size_t recvElems, scDataType_t dt,
-                  bool inPlace, const Rule& rule) {
+void checkOverlap(const void* send, size_t sendElems, const void* recv, size_t recvElems, scDataType_t dt, bool inPlace,
+                  const Rule& rule) {
   const size_t esz = dtypeSize(dt), sb = sendElems * esz, rb = recvElems * esz;
   if (inPlace || !overlaps(send, sb, recv, rb)) return;
   const uintptr_t s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
@@ -69,9 +69,7 @@ void finishAvg(Ctx& c, scAlgo_t algo, void* buf, size_t n) {
 }
 
 // Native calls get sum when the library has no avg; finishAvg divides.
-scRedOp_t nativeOp(const Ctx& c) {
-  return c.op == scAvg && !c.comm.transport->nativeHasAvg() ? scSum : c.op;
-}
+scRedOp_t nativeOp(const Ctx& c) { return c.op == scAvg && !c.comm.transport->nativeHasAvg() ? scSum : c.op; }
 
 }  // namespace
 }  // namespace sc
@@ -104,8 +102,8 @@ extern "C" scResult_t scAllReduce(const void* send, void* recv, size_t count, sc
   });
 }
 
-extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt,
-                                      scRedOp_t op, scAlgo_t algo, scComm_t comm, void* stream) {
+extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op,
+                                      scAlgo_t algo, scComm_t comm, void* stream) {
   return scCall(comm, [&] {
     checkCall(comm, dt, stream);
     checkOp(op);
@@ -140,8 +138,8 @@ extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvc
   });
 }
 
-extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt,
-                                  scAlgo_t algo, scComm_t comm, void* stream) {
+extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt, scAlgo_t algo,
+                                  scComm_t comm, void* stream) {
   return scCall(comm, [&] {
     checkCall(comm, dt, stream);
     const size_t total = mulChecked(comm->size(), sendcount);
@@ -166,8 +164,8 @@ extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount
   });
 }
 
-extern "C" scResult_t scBroadcast(void* buf, size_t count, scDataType_t dt, int root, scAlgo_t algo,
-                                  scComm_t comm, void* stream) {
+extern "C" scResult_t scBroadcast(void* buf, size_t count, scDataType_t dt, int root, scAlgo_t algo, scComm_t comm,
+                                  void* stream) {
   return scCall(comm, [&] {
     checkCall(comm, dt, stream);
     SC_ARG(root >= 0 && root < comm->size(), "root ", root, " is out of range on rank ", comm->rank(),

@@ -107,8 +107,10 @@ std::string rankList(const std::vector<int>& r) {
   for (size_t i = 0; i < r.size();) {
     size_t j = i;
     while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
-    t += (i ? ", " : "") + std::to_string(r[i]) + (j > i + 1 ? "-" + std::to_string(r[j])
-                                                  : j > i ? ", " + std::to_string(r[j]) : "");
+    t += (i ? ", " : "") + std::to_string(r[i]) +
+         (j > i + 1 ? "-" + std::to_string(r[j])
+          : j > i   ? ", " + std::to_string(r[j])
+                    : "");
     i = j + 1;
   }
   return t;
@@ -127,8 +129,8 @@ bool wanted(const scComm& comm, const CallSig& sig) {
     // only sends: with roots that disagree, no message of it is ever refused
     // and every such rank would return success, the others' data unsent.
     default:
-      return !comm.device() && ((sig.algo && std::strcmp(sig.algo, "native") == 0) ||
-                                std::strcmp(sig.name, "scBroadcast") == 0);
+      return !comm.device() &&
+             ((sig.algo && std::strcmp(sig.algo, "native") == 0) || std::strcmp(sig.name, "scBroadcast") == 0);
   }
 }
 
@@ -155,7 +157,8 @@ void verify(scComm& comm, const CallSig& sig) {
   if (groups.size() == 1) return;
   // Every rank builds the same message: the groups in order of their first rank.
   std::vector<std::pair<int, std::string>> parts;
-  for (const auto& g : groups) parts.emplace_back(g.second.front(), rankList(g.second) + " called " + wireText(g.first));
+  for (const auto& g : groups)
+    parts.emplace_back(g.second.front(), rankList(g.second) + " called " + wireText(g.first));
   std::sort(parts.begin(), parts.end());
   std::string msg;
   for (const auto& p : parts) msg += (msg.empty() ? "" : "; ") + p.second;

@@ -26,9 +26,16 @@ struct Blocks {
 class Ctx {
  public:
   Ctx(scComm& c, scDataType_t dt, scRedOp_t op, void* stream)
-      : comm(c), dt(dt), op(op), esz(dtypeSize(dt)), rank(c.rank()), size(c.size()),
-        stream(stream), dl(c.callDeadline()),
-        ringOrder_(c.topo ? c.topo->order.data() : nullptr), ringPos_(c.topo ? c.topo->pos.data() : nullptr) {}
+      : comm(c),
+        dt(dt),
+        op(op),
+        esz(dtypeSize(dt)),
+        rank(c.rank()),
+        size(c.size()),
+        stream(stream),
+        dl(c.callDeadline()),
+        ringOrder_(c.topo ? c.topo->order.data() : nullptr),
+        ringPos_(c.topo ? c.topo->pos.data() : nullptr) {}
 
   scComm& comm;
   const scDataType_t dt;
@@ -81,9 +88,7 @@ class Ctx {
   P2POp send(int to, const void* buf, size_t elems) const {
     return {P2POp::Send, to, const_cast<void*>(buf), to < 0 ? 0 : elems * esz};
   }
-  P2POp recv(int from, void* buf, size_t elems) const {
-    return {P2POp::Recv, from, buf, from < 0 ? 0 : elems * esz};
-  }
+  P2POp recv(int from, void* buf, size_t elems) const { return {P2POp::Recv, from, buf, from < 0 ? 0 : elems * esz}; }
 
   // dst = a op b over n elements.
   void reduce(void* dst, const void* a, const void* b, size_t n) {

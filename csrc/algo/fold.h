@@ -20,7 +20,7 @@ struct Fold {
     while ((1 << n) < p2) ++n;
     return n;
   }
-  bool folded(int rank) const { return rank < 2 * r; }         // takes part in the fold
+  bool folded(int rank) const { return rank < 2 * r; }  // takes part in the fold
   bool sitsOut(int rank) const { return folded(rank) && rank % 2 == 0; }
   int newRank(int rank) const { return folded(rank) ? (rank % 2 ? rank / 2 : -1) : rank - r; }
   int oldRank(int nr) const { return nr < r ? 2 * nr + 1 : nr + r; }
@@ -49,19 +49,21 @@ struct Fold {
   const void* foldIn(Ctx& c, const void* src, void* work, size_t n) const {
     const void* mine = sitsOut(c.rank) ? nullptr : src;
     c.phase("fold to a power of two");
-    foldBy(c.rank, [&](int up) { c.sendTo(up, src, n); },
-           [&](int down) {
-             char* theirs = c.scratch(Scratch::Peer, n);
-             c.recvFrom(down, theirs, n);
-             c.reduce(work, theirs, src, n);
-             mine = work;
-           });
+    foldBy(
+        c.rank, [&](int up) { c.sendTo(up, src, n); },
+        [&](int down) {
+          char* theirs = c.scratch(Scratch::Peer, n);
+          c.recvFrom(down, theirs, n);
+          c.reduce(work, theirs, src, n);
+          mine = work;
+        });
     return mine;
   }
   // The unfold of a dense result of n elements in buf.
   void unfold(Ctx& c, void* buf, size_t n) const {
     c.phase("unfold");
-    unfoldBy(c.rank, [&](int down) { c.sendTo(down, buf, n); }, [&](int up) { c.recvFrom(up, buf, n); });
+    unfoldBy(
+        c.rank, [&](int down) { c.sendTo(down, buf, n); }, [&](int up) { c.recvFrom(up, buf, n); });
   }
 };
 
@@ -77,9 +79,9 @@ Pieces rankBlockPieces(const Fold& f, size_t blockLen);
 // pieces [lo, lo + 2d), keeps one half of them and gives the other half to
 // its partner nr ^ d; the lower rank of the pair keeps the lower half.
 struct HalvingStage {
-  int partner, peer;  // the partner's new and old rank
-  bool lower;         // this rank is the lower one
-  int keepLo, giveLo; // the first piece of each half
+  int partner, peer;                          // the partner's new and old rank
+  bool lower;                                 // this rank is the lower one
+  int keepLo, giveLo;                         // the first piece of each half
   size_t keepOff, keepLen, giveOff, giveLen;  // the halves in elements
 };
 HalvingStage halvingStage(const Fold& f, const Pieces& pc, int nr, int lo, int d);

@@ -59,8 +59,8 @@ void doublingOnPieces(Ctx& c, const Fold& f, void* buf, const Pieces& pc, const 
     const int partner = nr ^ d;
     const int myLo = nr & ~(d - 1), theirLo = partner & ~(d - 1);
     const int peer = f.oldRank(partner);
-    c.sendrecv(peer, d == 1 && own ? own : c.at(buf, pc[myLo]), pc[myLo + d] - pc[myLo],
-               peer, c.at(buf, pc[theirLo]), pc[theirLo + d] - pc[theirLo]);
+    c.sendrecv(peer, d == 1 && own ? own : c.at(buf, pc[myLo]), pc[myLo + d] - pc[myLo], peer, c.at(buf, pc[theirLo]),
+               pc[theirLo + d] - pc[theirLo]);
   }
 }
 

@@ -28,8 +28,9 @@ void halvingReduceScatter(Ctx& c, const void* send, void* recv, size_t recvcount
   if (mine) halvingOnPieces(c, f, mine, work, rankBlockPieces(f, recvcount));
   // Unfold: the odd rank of a pair holds both blocks and sends the lower one down.
   c.phase("unfold");
-  f.unfoldBy(c.rank, [&](int down) { c.sendTo(down, c.at(work, down * recvcount), recvcount); },
-             [&](int up) { c.recvFrom(up, recv, recvcount); });
+  f.unfoldBy(
+      c.rank, [&](int down) { c.sendTo(down, c.at(work, down * recvcount), recvcount); },
+      [&](int up) { c.recvFrom(up, recv, recvcount); });
   if (!f.sitsOut(c.rank)) c.copy(recv, c.at(work, c.rank * recvcount), recvcount);
 }
 
@@ -38,11 +39,11 @@ void doublingAllGather(Ctx& c, const void* send, void* recv, size_t sendcount) {
   c.copy(c.at(recv, c.rank * sendcount), send, sendcount);
   // Fold: the odd rank of a pair takes the even one's block beside its own.
   c.phase("fold to a power of two");
-  f.foldBy(c.rank, [&](int up) { c.sendTo(up, send, sendcount); },
-           [&](int down) { c.recvFrom(down, c.at(recv, down * sendcount), sendcount); });
+  f.foldBy(
+      c.rank, [&](int up) { c.sendTo(up, send, sendcount); },
+      [&](int down) { c.recvFrom(down, c.at(recv, down * sendcount), sendcount); });
   // Without a fold, this rank's first piece is its own block: sent from send.
-  if (!f.sitsOut(c.rank))
-    doublingOnPieces(c, f, recv, rankBlockPieces(f, sendcount), f.p2 == c.size ? send : nullptr);
+  if (!f.sitsOut(c.rank)) doublingOnPieces(c, f, recv, rankBlockPieces(f, sendcount), f.p2 == c.size ? send : nullptr);
   f.unfold(c, recv, sendcount * c.size);
 }
 

@@ -13,7 +13,10 @@ namespace sc {
 
 void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L) {
   const int P = c.size, p = c.ringPos(c.rank), right = c.ringRank(p + 1), left = c.ringRank(p - 1);
-  if (P == 1) { c.copy(c.at(work, L.off(0)), c.at(src, L.off(0)), L.len(0)); return; }
+  if (P == 1) {
+    c.copy(c.at(work, L.off(0)), c.at(src, L.off(0)), L.len(0));
+    return;
+  }
   // No slice is longer than the largest block (block 0): the scratch then
   // follows the message, not a large pipelineBytes (up to 1 GiB per slice).
   const size_t S = std::min(c.sliceElems(), std::max<size_t>(1, L.len(0)));
@@ -29,8 +32,8 @@ void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L) {
     const size_t nslices = std::max((slen + S - 1) / S, (rlen + S - 1) / S);
     auto sliceLen = [&](size_t len, size_t k) { return k * S < len ? std::min(S, len - k * S) : 0; };
     auto postSlice = [&](size_t k) {
-      return c.post({c.send(right, sendBase + k * S * c.esz, sliceLen(slen, k)),
-                     c.recv(left, tmp[k % 2], sliceLen(rlen, k))});
+      return c.post(
+          {c.send(right, sendBase + k * S * c.esz, sliceLen(slen, k)), c.recv(left, tmp[k % 2], sliceLen(rlen, k))});
     };
     auto pending = nslices ? postSlice(0) : nullptr;
     for (size_t k = 0; k < nslices; ++k) {

@@ -17,8 +17,8 @@ class Backend {
   virtual Mem mem() const = 0;
   // dst[i] = a[i] op b[i], i < n. dst may alias a or b (not partially overlap).
   // avg reduces as sum (the division happens once, in finalizeAvg).
-  virtual void reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt,
-                      scRedOp_t op, void* stream) = 0;
+  virtual void reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt, scRedOp_t op,
+                      void* stream) = 0;
   // buf[i] /= divisor (avg's final step; integers truncate toward zero).
   virtual void divide(void* buf, size_t n, scDataType_t dt, int divisor, void* stream) = 0;
   virtual void copy(void* dst, const void* src, size_t bytes, void* stream) = 0;

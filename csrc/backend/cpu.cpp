@@ -23,8 +23,7 @@ class CpuBackend final : public Backend {
  public:
   Mem mem() const override { return Mem::Host; }
 
-  void reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt, scRedOp_t op,
-              void*) override {
+  void reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt, scRedOp_t op, void*) override {
     dispatchDtype(dt, [&](auto tag) {
       using T = decltype(tag);
       checkOp(op);
@@ -59,8 +58,7 @@ class CpuBackend final : public Backend {
   void release(void* p) noexcept override { std::free(p); }
   void sync(void*, const Deadline&) override {}
   void checkPointer(const void* p, const char* what) const override {
-    SC_ARG(pointerKind(p) != PtrKind::Device, what,
-           " is device memory but the communicator works on host buffers");
+    SC_ARG(pointerKind(p) != PtrKind::Device, what, " is device memory but the communicator works on host buffers");
   }
 };
 

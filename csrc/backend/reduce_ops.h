@@ -9,11 +9,29 @@
 namespace sc {
 
 // Integer-valued test data and readable references: a T from a double.
-template <typename T> T fromDouble(double v) { return T(v); }
-template <> inline Half fromDouble<Half>(double v) { return {floatToHalf(float(v))}; }
-template <> inline BFloat16 fromDouble<BFloat16>(double v) { return {floatToBf16(float(v))}; }
-template <typename T> double toDouble(T v) { return double(v); }
-template <> inline double toDouble<Half>(Half v) { return halfToFloat(v.bits); }
-template <> inline double toDouble<BFloat16>(BFloat16 v) { return bf16ToFloat(v.bits); }
+template <typename T>
+T fromDouble(double v) {
+  return T(v);
+}
+template <>
+inline Half fromDouble<Half>(double v) {
+  return {floatToHalf(float(v))};
+}
+template <>
+inline BFloat16 fromDouble<BFloat16>(double v) {
+  return {floatToBf16(float(v))};
+}
+template <typename T>
+double toDouble(T v) {
+  return double(v);
+}
+template <>
+inline double toDouble<Half>(Half v) {
+  return halfToFloat(v.bits);
+}
+template <>
+inline double toDouble<BFloat16>(BFloat16 v) {
+  return bf16ToFloat(v.bits);
+}
 
 }  // namespace sc

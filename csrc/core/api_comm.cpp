@@ -28,7 +28,7 @@ const std::string kNoError;  // a successful call's error text: no temporary str
 void endCalls(scComm* comm, uint64_t before, scResult_t r) noexcept {
   try {
     comm->recorder->end(before, r, r == scSuccess ? kNoError : comm->lastError, comm->stats,
-                         comm->callStart.load(std::memory_order_relaxed));
+                        comm->callStart.load(std::memory_order_relaxed));
   } catch (...) {  // a trace that cannot be written never fails the call
   }
 }
@@ -126,7 +126,7 @@ extern "C" scResult_t scCommInitMpi(scComm_t* out, const void* mpiComm, const sc
     } catch (const Error& e) {
       failure = std::make_unique<Error>(e);
     }
-    const double timeout = !failure                             ? c.timeout
+    const double timeout = !failure                         ? c.timeout
                            : cfg && cfg->timeoutSeconds > 0 ? cfg->timeoutSeconds
                                                             : Config{}.timeout;
     agreeOverMpi(mpiComm, failure ? nullptr : &c, failure.get(), timeout);

@@ -92,7 +92,9 @@ scResult_t scCall(scComm* comm, F&& body, const char* name = __builtin_FUNCTION(
   }
   struct Leave {
     scComm* c;
-    ~Leave() { if (c) leaveCall(c); }
+    ~Leave() {
+      if (c) leaveCall(c);
+    }
   } leave{nested ? nullptr : comm};
   const uint64_t before = comm ? comm->seq : 0;
   const scResult_t r = guardLive(comm, std::forward<F>(body));

@@ -110,8 +110,8 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   const char* topologyFile = nullptr;
   scCheck_t check = scCheckDefault;
   if (in) {
-    SC_ARG(in->size == 0 || in->size == kConfigSizeV1 || in->size == kConfigSizeV2 ||
-               in->size == kConfigSizeV3 || in->size >= sizeof(scConfig_t),
+    SC_ARG(in->size == 0 || in->size == kConfigSizeV1 || in->size == kConfigSizeV2 || in->size == kConfigSizeV3 ||
+               in->size >= sizeof(scConfig_t),
            "scConfig_t.size is ", in->size, ", expected ", sizeof(scConfig_t),
            " (initialise it with SC_CONFIG_INITIALIZER)");
     if (in->size >= kConfigSizeV2) tuningFile = in->tuningFile;
@@ -176,7 +176,10 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   }
   if (const char* t = std::getenv("SPARCOLL_MODEL_TRANSPORT"); t && *t) {
     const std::string s = t;
-    c.modelTransport = s == "mpi" ? scTransportMpi : s == "nccl" ? scTransportNccl : s == "local" ? scTransportLocal : -1;
+    c.modelTransport = s == "mpi"     ? scTransportMpi
+                       : s == "nccl"  ? scTransportNccl
+                       : s == "local" ? scTransportLocal
+                                      : -1;
     SC_ARG(c.modelTransport >= 0, "SPARCOLL_MODEL_TRANSPORT='", t, "' is not one of mpi, nccl, local");
   }
   // An empty string is "not given", as for the environment variables.
@@ -205,11 +208,14 @@ model::Model commModel(const Config& cfg, bool device, int P) {
 }  // namespace sc
 
 scComm::scComm(std::unique_ptr<sc::Transport> t, std::unique_ptr<sc::Backend> b, sc::Config c)
-    : transport(std::move(t)), backend(std::move(b)), cfg(std::move(c)),
+    : transport(std::move(t)),
+      backend(std::move(b)),
+      cfg(std::move(c)),
       model(sc::commModel(cfg, backend->mem() == sc::Mem::Device, transport->size())),
-      recorder(std::make_unique<sc::Recorder>(cfg.flightRecorder, cfg.traceDir, transport->rank(),
-                                              transport->size(), transport->name())),
-      rank_(transport->rank()), size_(transport->size()) {
+      recorder(std::make_unique<sc::Recorder>(cfg.flightRecorder, cfg.traceDir, transport->rank(), transport->size(),
+                                              transport->name())),
+      rank_(transport->rank()),
+      size_(transport->size()) {
   transport->bindStats(&stats);
   sc::registerComm(this);
 }

@@ -28,8 +28,8 @@ struct Config {
   scTransport_t transport = scTransportMpi;
   int device = -1;
   double timeout = 300.0;
-  scAlgo_t algo = scAlgoAuto;   // what scAlgoAuto resolves to (scAlgoAuto: cost model)
-  size_t pipelineBytes = 0;     // 0: backend default
+  scAlgo_t algo = scAlgoAuto;  // what scAlgoAuto resolves to (scAlgoAuto: cost model)
+  size_t pipelineBytes = 0;    // 0: backend default
   // The cost model's inputs (model/model.h): the tuning file (null: none),
   // SPARCOLL_ALPHA/BETA/GAMMA, and the machines the ranks span: found by the
   // transport's constructor (MPI: shared-memory split), 1 where it cannot
@@ -138,9 +138,7 @@ struct scComm {
                ? deadline()
                : sc::Deadline::atFirstLook(&callStart, cfg.timeout).stoppedBy(&interrupted);
   }
-  size_t pipelineBytes() const {
-    return cfg.pipelineBytes ? cfg.pipelineBytes : (device() ? (4u << 20) : (1u << 20));
-  }
+  size_t pipelineBytes() const { return cfg.pipelineBytes ? cfg.pipelineBytes : (device() ? (4u << 20) : (1u << 20)); }
   // The grow-only scratch buffer of `slot` (kept between calls), for work
   // enqueued on `stream` (the call's stream; NULL on host communicators).
   char* scratch(sc::Scratch slot, size_t bytes, void* stream);

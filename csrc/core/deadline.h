@@ -82,7 +82,8 @@ class Deadline {
   // Clamped so that a start plus the budget cannot overflow the clock's
   // 64-bit tick count (a century is "no deadline" in practice).
   static Clock::duration budget(double s) {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(s, 100.0 * 365 * 24 * 3600)));
+    return std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(std::min(s, 100.0 * 365 * 24 * 3600)));
   }
 
   Clock::time_point at_{};

@@ -40,7 +40,10 @@ inline std::string bytesText(size_t b) {
   if (b < 1024) return std::to_string(b) + " B";
   double v = double(b);
   int u = 0;
-  while (v >= 1024 && u < 4) { v /= 1024; ++u; }
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
   std::ostringstream os;
   os.setf(std::ios::fixed);
   os.precision(1);
@@ -51,8 +54,8 @@ inline std::string bytesText(size_t b) {
 }  // namespace sc
 
 #define SC_THROW(code, ...) throw ::sc::Error((code), ::sc::cat(__VA_ARGS__), __FILE__, __LINE__)
-#define SC_REQUIRE(cond, code, ...) \
-  do {                              \
+#define SC_REQUIRE(cond, code, ...)             \
+  do {                                          \
     if (!(cond)) SC_THROW((code), __VA_ARGS__); \
   } while (0)
 #define SC_ARG(cond, ...) SC_REQUIRE(cond, scInvalidArgument, __VA_ARGS__)

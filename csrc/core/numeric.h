@@ -33,8 +33,12 @@
 namespace sc {
 
 // Storage of the 16-bit float types (computed in float32: core/reduce_op.h).
-struct Half { uint16_t bits; };
-struct BFloat16 { uint16_t bits; };
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
 
 }  // namespace sc
 

@@ -34,21 +34,36 @@ namespace sc {
 // --- widening and narrowing of storage types ----------------------------------
 // The arithmetic type of a storage type: itself, float32 for the 16-bit floats.
 template <typename T>
-SC_HD T widen(T v) { return v; }
+SC_HD T widen(T v) {
+  return v;
+}
 SC_HD float widen(Half v) { return num::halfToFloat(v.bits); }
 SC_HD float widen(BFloat16 v) { return num::bf16ToFloat(v.bits); }
 
 // The storage type T of an arithmetic result (16-bit floats: rounded once).
-template <typename T> struct Narrow { SC_HD static T from(T v) { return v; } };
-template <> struct Narrow<Half> { SC_HD static Half from(float f) { return {num::floatToHalf(f)}; } };
-template <> struct Narrow<BFloat16> { SC_HD static BFloat16 from(float f) { return {num::floatToBf16(f)}; } };
+template <typename T>
+struct Narrow {
+  SC_HD static T from(T v) { return v; }
+};
+template <>
+struct Narrow<Half> {
+  SC_HD static Half from(float f) { return {num::floatToHalf(f)}; }
+};
+template <>
+struct Narrow<BFloat16> {
+  SC_HD static BFloat16 from(float f) { return {num::floatToBf16(f)}; }
+};
 
 namespace detail {
 
 template <typename T, bool = std::is_integral_v<T>>
-struct Unsigned { using type = std::make_unsigned_t<T>; };
+struct Unsigned {
+  using type = std::make_unsigned_t<T>;
+};
 template <typename T>
-struct Unsigned<T, false> { using type = T; };
+struct Unsigned<T, false> {
+  using type = T;
+};
 
 // One IEEE operation rounded to nearest. On the device the _rn intrinsics keep
 // the compiler from fusing it with a multiply of the caller into an FMA (one
@@ -60,8 +75,14 @@ SC_HD double add(double a, double b) { return __dadd_rn(a, b); }
 SC_HD float mul(float a, float b) { return __fmul_rn(a, b); }
 SC_HD double mul(double a, double b) { return __dmul_rn(a, b); }
 #else
-template <typename F> SC_HD F add(F a, F b) { return a + b; }
-template <typename F> SC_HD F mul(F a, F b) { return a * b; }
+template <typename F>
+SC_HD F add(F a, F b) {
+  return a + b;
+}
+template <typename F>
+SC_HD F mul(F a, F b) {
+  return a * b;
+}
 #endif
 
 // The positive quiet NaN with an empty payload, per storage type: what
@@ -156,8 +177,10 @@ struct Arith16 {
   SC_HD static T min(T a, T b) { return detail::ieeeSelect16<false>(a, b); }
   SC_HD static T div(T a, int d) { return Narrow<T>::from(num::divideByCount(widen(a), d)); }
 };
-template <> struct Arith<Half> : Arith16<Half> {};
-template <> struct Arith<BFloat16> : Arith16<BFloat16> {};
+template <>
+struct Arith<Half> : Arith16<Half> {};
+template <>
+struct Arith<BFloat16> : Arith16<BFloat16> {};
 
 // --- element functors (what the kernels and the CPU loops are instantiated with)
 // a op b for storage type T; scAvg combines as scSum (the division comes once, at the end).
@@ -194,7 +217,9 @@ decltype(auto) withReduceOp(scRedOp_t op, F&& f) {
 
 // v != 0, NaN included (a NaN is kept by sparsify); -0 counts as zero.
 template <typename T>
-SC_HD bool nonZero(T v) { return v != T(0); }
+SC_HD bool nonZero(T v) {
+  return v != T(0);
+}
 SC_HD bool nonZero(Half v) { return (v.bits & 0x7fffu) != 0; }
 SC_HD bool nonZero(BFloat16 v) { return (v.bits & 0x7fffu) != 0; }
 

@@ -10,8 +10,8 @@ enum class Scratch : int {
   // Dense schedules (algo/).
   RingSlice0,  // ring: the two slices in flight (one is reduced while the other arrives)
   RingSlice1,
-  Work,        // reduce-scatter's full vector of partial sums
-  Peer,        // what a peer sends before it is reduced: fold, halving, recursive doubling
+  Work,  // reduce-scatter's full vector of partial sums
+  Peer,  // what a peer sends before it is reduced: fold, halving, recursive doubling
 
   // DSOP (dsop/).
   DsopVectors,  // the gathered [a | b] pairs

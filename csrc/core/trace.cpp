@@ -57,9 +57,13 @@ Recorder::Recorder(size_t keep, std::string traceDir, int rank, int size, const 
   // killed): every event is flushed as written.
   const nlohmann::json meta = {
       {{"name", "process_name"}, {"ph", "M"}, {"pid", rank_}, {"args", {{"name", cat("rank ", rank_)}}}},
-      {{"name", "thread_name"}, {"ph", "M"}, {"pid", rank_}, {"tid", id_},
-       {"args", {{"name", cat(transport_, " communicator of ", size_, " ranks (", host(), ", pid ", getpid(),
-                              ", #", id_, ")")}}}}};
+      {{"name", "thread_name"},
+       {"ph", "M"},
+       {"pid", rank_},
+       {"tid", id_},
+       {"args",
+        {{"name",
+          cat(transport_, " communicator of ", size_, " ranks (", host(), ", pid ", getpid(), ", #", id_, ")")}}}}};
   std::fprintf(trace_, "[\n%s,\n%s", meta[0].dump().c_str(), meta[1].dump().c_str());
   std::fflush(trace_);
 }
@@ -84,7 +88,7 @@ CallRecord* Recorder::open() { return open_.empty() ? nullptr : &ring_[open_.bac
 
 void Recorder::laterPeer(CallRecord& r, int peer) {
   if (r.nPeers == CallRecord::kFirstPeers) {  // the call's first peer past the scanned ones
-    r.laterPeers.clear();  // keeps its capacity: no allocation per call once warm
+    r.laterPeers.clear();                     // keeps its capacity: no allocation per call once warm
     for (int p : r.firstPeers) firstSight(r.seq, p);
   }
   // Each further peer is looked up in a small hash set of the call's peers
@@ -162,8 +166,8 @@ std::string Recorder::dump(int64_t waitStart) const {
     out += cat("  #", r.seq, " ", r.sig.text(), ": ");
     if (r.durUs == -1) {
       const Clock::time_point t0 = r.t0 != CallRecord::kUntimed ? r.t0
-                                   : waitStart > 0          ? Clock::time_point(Clock::duration(waitStart))
-                                                            : CallRecord::kUntimed;
+                                   : waitStart > 0              ? Clock::time_point(Clock::duration(waitStart))
+                                                                : CallRecord::kUntimed;
       out += t0 == CallRecord::kUntimed ? std::string("in flight, no long wait yet")
                                         : cat("in flight for ", durText(usOf(Clock::now() - t0)));
     } else {
@@ -179,8 +183,8 @@ std::string Recorder::dump(int64_t waitStart) const {
       for (int p : r.peers()) out += cat(" ", p);
       if (r.morePeers) out += cat(" and ", r.morePeers, " more");
     }
-    if (r.phase) out += r.steps ? cat(", last at ", r.phase, " step ", r.step + 1, "/", r.steps)
-                                : cat(", last at ", r.phase);
+    if (r.phase)
+      out += r.steps ? cat(", last at ", r.phase, " step ", r.step + 1, "/", r.steps) : cat(", last at ", r.phase);
     out += "\n";
   }
   return out;
@@ -199,7 +203,7 @@ void Recorder::writeEvent(const CallRecord& r, const std::string& error) {
   if (r.morePeers) args["more_peers"] = r.morePeers;
   if (!error.empty()) args["error"] = error;
   const double startUs = wallAtSteadyZeroUs_ + usOf(r.t0.time_since_epoch());  // t0 is precise with a trace
-  const nlohmann::json ev = {{"name", r.sig.name}, {"cat", "collective"}, {"ph", "X"}, {"ts", startUs},
+  const nlohmann::json ev = {{"name", r.sig.name}, {"cat", "collective"}, {"ph", "X"},  {"ts", startUs},
                              {"dur", r.durUs},     {"pid", rank_},        {"tid", id_}, {"args", args}};
   std::fprintf(trace_, ",\n%s", ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   std::fflush(trace_);

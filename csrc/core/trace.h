@@ -123,8 +123,7 @@ class Recorder {
   // begin() with a trace or inside another call: timed from its start.
   void beginTimed(uint64_t seq, const CallSig& sig, const scStats_t& stats);
   // end() of every other case: nested calls, a trace, a timeout's dump.
-  void endAll(uint64_t fromSeq, scResult_t status, const std::string& error, const scStats_t& stats,
-              int64_t waitStart);
+  void endAll(uint64_t fromSeq, scResult_t status, const std::string& error, const scStats_t& stats, int64_t waitStart);
   // Call r ended: its outcome, traffic and duration (from its start, else
   // from waitStart (> 0) when it has none, else kNoLongWait). now, when
   // given, is read once for several calls.

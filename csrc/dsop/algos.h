@@ -65,8 +65,7 @@ void rowBlocksAllGather(Problem& pb, const Pairs& pairs, bool localRows);
 // --- C API -------------------------------------------------------------------
 // The checks shared by scDsop and scDsopSparse (comm, dtype, algo, stream,
 // n, m >= 1, size overflow, G); returns the output dtype.
-scDataType_t checkCall(scComm* comm, scDataType_t dt, scDsopAlgo_t algo, size_t n, size_t m, void* G,
-                       void* stream);
+scDataType_t checkCall(scComm* comm, scDataType_t dt, scDsopAlgo_t algo, size_t n, size_t m, void* G, void* stream);
 
 // --- auto ---------------------------------------------------------------------
 // Predicted seconds of `algo` (not auto) under the cost model (a

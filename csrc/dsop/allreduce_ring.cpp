@@ -20,8 +20,7 @@ void allReduceRing(Problem& pb) {
   const Blocks E{pb.n * pb.m, size_t(P)};
   const Pairs mine = pb.local();
   auto localBlock = [&](size_t blk, bool accumulate) {
-    elementRange(g.comm, pb.in(), mine, pb.m, E.off(blk), E.len(blk), g.at(pb.G, E.off(blk)), accumulate,
-                 g.stream);
+    elementRange(g.comm, pb.in(), mine, pb.m, E.off(blk), E.len(blk), g.at(pb.G, E.off(blk)), accumulate, g.stream);
   };
   if (P == 1) return localBlock(0, false);
   localBlock(size_t(g.ringRank(p - 1)), false);  // the block this rank starts the ring with

@@ -8,8 +8,7 @@
 
 namespace sc::dsop {
 
-scDataType_t checkCall(scComm* comm, scDataType_t dt, scDsopAlgo_t algo, size_t n, size_t m, void* G,
-                       void* stream) {
+scDataType_t checkCall(scComm* comm, scDataType_t dt, scDsopAlgo_t algo, size_t n, size_t m, void* G, void* stream) {
   checkComm(comm);
   const scDataType_t out = outputType(dt);
   SC_ARG(algo >= 0 && algo < scNumDsopAlgos, "unknown DSOP algorithm ", int(algo));

@@ -18,12 +18,13 @@ ToolkitFn<void(scDataType_t, const Pairs&, const Rect&, void*, size_t, bool, voi
 
 scDataType_t outputType(scDataType_t in) {
   switch (in) {
-    case scFloat32: case scFloat16: case scBfloat16: return scFloat32;
+    case scFloat32:
+    case scFloat16:
+    case scBfloat16: return scFloat32;
     case scFloat64: return scFloat64;
     default:
       checkDtype(in);
-      SC_THROW(scInvalidArgument, "DSOP supports float32, float64, float16 and bfloat16 inputs, not ",
-               dtypeName(in));
+      SC_THROW(scInvalidArgument, "DSOP supports float32, float64, float16 and bfloat16 inputs, not ", dtypeName(in));
   }
 }
 

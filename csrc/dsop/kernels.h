@@ -35,14 +35,14 @@ struct Rect {
 scDataType_t outputType(scDataType_t in);
 
 // Runs on the communicator's memory kind (host loop or device kernel on stream).
-void rect(scComm& comm, scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd,
-          bool accumulate, void* stream);
+void rect(scComm& comm, scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t ldd, bool accumulate,
+          void* stream);
 
 // Elements [e0, e0 + len) of the row-major product matrix with m columns
 // (rows r0.. of a_q, all m columns of b_q), written to dst[0 .. len): at most
 // three rectangles (a partial first row, whole rows, a partial last row).
-void elementRange(scComm& comm, scDataType_t in, const Pairs& p, size_t m, size_t e0, size_t len,
-                  void* dst, bool accumulate, void* stream);
+void elementRange(scComm& comm, scDataType_t in, const Pairs& p, size_t m, size_t e0, size_t len, void* dst,
+                  bool accumulate, void* stream);
 
 // The decomposition behind elementRange: calls f(rect, dstOffset) for each
 // rectangle (dstOffset in elements from dst), in increasing element order.

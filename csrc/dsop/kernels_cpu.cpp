@@ -24,7 +24,10 @@ template <int G, typename Out>
 void addRow(Out* __restrict d, size_t n, bool acc, const Out* s, const Out* const* b) {
   Out c[G];
   const Out* __restrict v[G];
-  for (int g = 0; g < G; ++g) { c[g] = s[g]; v[g] = b[g]; }
+  for (int g = 0; g < G; ++g) {
+    c[g] = s[g];
+    v[g] = b[g];
+  }
   if (acc) {
     for (size_t j = 0; j < n; ++j) {
       Out t = d[j];
@@ -87,8 +90,8 @@ void hostRect(scDataType_t in, const Pairs& p, const Rect& r, void* dst, size_t 
   if (p.K == 0) {
     if (!accumulate)
       for (size_t i = 0; i < r.rows; ++i)
-        std::fill_n(static_cast<char*>(dst) + i * ldd * dtypeSize(outputType(in)),
-                    r.cols * dtypeSize(outputType(in)), char(0));
+        std::fill_n(static_cast<char*>(dst) + i * ldd * dtypeSize(outputType(in)), r.cols * dtypeSize(outputType(in)),
+                    char(0));
     return;
   }
   switch (in) {

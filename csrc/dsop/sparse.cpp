@@ -38,8 +38,8 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
   comm.hostSync(stream, u.dl);
   std::vector<size_t> aOff(P + 1, 0), bOff(P + 1, 0);
   for (int q = 0; q < P; ++q) {
-    SC_REQUIRE(counts[2 * q] <= s.n && counts[2 * q + 1] <= s.m, scRemoteError, "rank ", q, " reports ",
-               counts[2 * q], " + ", counts[2 * q + 1], " non-zeros for n = ", s.n, ", m = ", s.m,
+    SC_REQUIRE(counts[2 * q] <= s.n && counts[2 * q + 1] <= s.m, scRemoteError, "rank ", q, " reports ", counts[2 * q],
+               " + ", counts[2 * q + 1], " non-zeros for n = ", s.n, ", m = ", s.m,
                " (do all ranks pass the same n and m?)");
     aOff[q + 1] = aOff[q] + counts[2 * q];
     bOff[q + 1] = bOff[q] + counts[2 * q + 1];
@@ -98,9 +98,9 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
 using namespace sc;
 using namespace sc::dsop;
 
-extern "C" scResult_t scDsopSparse(const uint64_t* aIdx, const void* aVal, size_t aNnz, size_t n,
-                                   const uint64_t* bIdx, const void* bVal, size_t bNnz, size_t m, void* G,
-                                   scDataType_t dtype, scDsopAlgo_t algo, scComm_t comm, void* stream) {
+extern "C" scResult_t scDsopSparse(const uint64_t* aIdx, const void* aVal, size_t aNnz, size_t n, const uint64_t* bIdx,
+                                   const void* bVal, size_t bNnz, size_t m, void* G, scDataType_t dtype,
+                                   scDsopAlgo_t algo, scComm_t comm, void* stream) {
   return scCall(comm, [&] {
     checkCall(comm, dtype, algo, n, m, G, stream);
     SC_ARG(algo == scDsopAuto || algo == scDsopAllGather || algo == scDsopGRabenseifner, "algorithm '",
@@ -114,8 +114,8 @@ extern "C" scResult_t scDsopSparse(const uint64_t* aIdx, const void* aVal, size_
       SC_ARG(idx != nullptr && val != nullptr, name, " indices or values are NULL with ", nnz, " non-zeros");
       comm->backend->checkPointer(idx, name);
       comm->backend->checkPointer(val, name);
-      SC_ARG(indicesValid(*comm, idx, nnz, limit, stream), name,
-             " indices must be strictly increasing and below ", limit);
+      SC_ARG(indicesValid(*comm, idx, nnz, limit, stream), name, " indices must be strictly increasing and below ",
+             limit);
     };
     vec(aIdx, aVal, aNnz, n, "a");
     vec(bIdx, bVal, bNnz, m, "b");

@@ -34,10 +34,10 @@ bool indicesValid(scComm& comm, const uint64_t* idx, size_t nnz, uint64_t limit,
 size_t sortUnique(scComm& comm, const uint64_t* keys, size_t count, uint64_t* out, void* stream);
 // dense[p] = val[i] where R[p] == idx[i] (every idx[i] is in the sorted R);
 // other elements of dense are left alone. Values are esz-byte elements.
-void densify(scComm& comm, const uint64_t* R, size_t nR, const uint64_t* idx, const void* val, size_t nnz,
-             void* dense, size_t esz, void* stream);
+void densify(scComm& comm, const uint64_t* R, size_t nR, const uint64_t* idx, const void* val, size_t nnz, void* dense,
+             size_t esz, void* stream);
 // G[R[i]*m + C[j]] = Gc[i*nC + j] for i < nR, j < nC; other elements alone.
-void scatterCompact(scComm& comm, const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC,
-                    void* G, size_t m, size_t esz, void* stream);
+void scatterCompact(scComm& comm, const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, void* G,
+                    size_t m, size_t esz, void* stream);
 
 }  // namespace sc::dsop

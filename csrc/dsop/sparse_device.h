@@ -23,8 +23,8 @@ struct SparseDeviceSteps {
                                 void* stream);
   void (*densify)(const uint64_t* R, size_t nR, const uint64_t* idx, const void* val, size_t nnz, void* dense,
                   size_t esz, void* stream);
-  void (*scatterCompact)(const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, void* G,
-                         size_t m, size_t esz, void* stream);
+  void (*scatterCompact)(const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, void* G, size_t m,
+                         size_t esz, void* stream);
 };
 
 extern ToolkitFn<const SparseDeviceSteps&()> sparseDeviceSteps;

@@ -66,8 +66,8 @@ size_t sortUnique(scComm& comm, const uint64_t* keys, size_t count, uint64_t* ou
   return size_t(k);
 }
 
-void densify(scComm& comm, const uint64_t* R, size_t nR, const uint64_t* idx, const void* val, size_t nnz,
-             void* dense, size_t esz, void* stream) {
+void densify(scComm& comm, const uint64_t* R, size_t nR, const uint64_t* idx, const void* val, size_t nnz, void* dense,
+             size_t esz, void* stream) {
   if (nnz == 0) return;
   if (!comm.device()) {
     for (size_t i = 0; i < nnz; ++i) {
@@ -79,8 +79,8 @@ void densify(scComm& comm, const uint64_t* R, size_t nR, const uint64_t* idx, co
   sparseDeviceSteps().densify(R, nR, idx, val, nnz, dense, esz, stream);
 }
 
-void scatterCompact(scComm& comm, const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC,
-                    void* G, size_t m, size_t esz, void* stream) {
+void scatterCompact(scComm& comm, const void* Gc, const uint64_t* R, size_t nR, const uint64_t* C, size_t nC, void* G,
+                    size_t m, size_t esz, void* stream) {
   if (nR == 0 || nC == 0) return;
   if (!comm.device()) {
     auto* g = static_cast<char*>(G);

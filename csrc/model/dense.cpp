@@ -125,8 +125,8 @@ double predictDense(const Model& m, Coll coll, scAlgo_t algo, size_t bytes) {
   const Coef c = denseCoef(coll, algo, m.P, double(bytes));
   // A tree of links (a topology file): the steps' messages share links, and
   // the most loaded link of each step sets its pace (Model::linkSecondsPerByte).
-  const double link = m.links && algo >= 0 && algo < scNumAlgos
-                          ? m.linkSecondsPerByte[int(coll)][algo] * double(bytes) : 0;
+  const double link =
+      m.links && algo >= 0 && algo < scNumAlgos ? m.linkSecondsPerByte[int(coll)][algo] * double(bytes) : 0;
   return m.priced(double(bytes), [&](const Params& p) {
     const double t = c.dot(p);
     return link > 0 ? std::max(t, c.a * p.alpha + c.g * p.gamma + link) : t;
@@ -146,8 +146,8 @@ bool denseOffers(Coll coll, scAlgo_t x) {
 scAlgo_t chooseDense(const Model& m, Coll coll, scAlgo_t requested, size_t bytes) {
   SC_ARG(requested >= 0 && requested < scNumAlgos, "unknown algorithm ", int(requested));
   if (requested != scAlgoAuto) {
-    SC_ARG(denseOffers(coll, requested), "algorithm '", algoName(requested), "' is not available for ",
-           collName(coll), " (", collName(coll), ": ", offerList(coll), ")");
+    SC_ARG(denseOffers(coll, requested), "algorithm '", algoName(requested), "' is not available for ", collName(coll),
+           " (", collName(coll), ": ", offerList(coll), ")");
     return requested;
   }
   // A configured default the collective does not offer (recdbl for a
@@ -156,9 +156,12 @@ scAlgo_t chooseDense(const Model& m, Coll coll, scAlgo_t requested, size_t bytes
   if (const int r = ruleFor(m, int(coll), bytes); r > 0) return scAlgo_t(r);
   const bool bc = coll == Coll::Broadcast;
   const scAlgo_t candidates[] = {bc ? scAlgoBinomial : scAlgoRing,
-                                 bc ? scAlgoScatterAllGather
-                                    : coll == Coll::AllGather ? scAlgoRecDbl : scAlgoRabenseifner,
-                                 coll == Coll::AllReduce ? scAlgoRecDbl : bc ? scAlgoBinomial : scAlgoRing};
+                                 bc                        ? scAlgoScatterAllGather
+                                 : coll == Coll::AllGather ? scAlgoRecDbl
+                                                           : scAlgoRabenseifner,
+                                 coll == Coll::AllReduce ? scAlgoRecDbl
+                                 : bc                    ? scAlgoBinomial
+                                                         : scAlgoRing};
   scAlgo_t best = candidates[0];
   double bestT = INFINITY;
   for (scAlgo_t x : candidates) {

@@ -33,8 +33,8 @@ Params builtinParams(scTransport_t transport) {
   }
 }
 
-Model makeModel(std::shared_ptr<const Tuning> tuning, const Overrides& env, scTransport_t transport, bool device,
-                int P, int machines, scAlgo_t denseAlgo) {
+Model makeModel(std::shared_ptr<const Tuning> tuning, const Overrides& env, scTransport_t transport, bool device, int P,
+                int machines, scAlgo_t denseAlgo) {
   Model m;
   m.P = P;
   m.machines = machines;
@@ -83,9 +83,8 @@ const Params& Model::paramsAt(Level l, double bytes) const {
   if (!below) return above->p;
   if (!above) return below->p;
   // In a gap: the nearer band by ratio (sizes are compared geometrically).
-  return double(above->lo) / std::max(bytes, 1.0) < std::max(bytes, 1.0) / std::max(double(below->hi), 1.0)
-             ? above->p
-             : below->p;
+  return double(above->lo) / std::max(bytes, 1.0) < std::max(bytes, 1.0) / std::max(double(below->hi), 1.0) ? above->p
+                                                                                                            : below->p;
 }
 
 Model::Blend Model::blendAt(Level l, double bytes) const {

@@ -147,8 +147,8 @@ Params builtinParams(scTransport_t transport);
 // The model of P ranks on `machines` machines: built-in parameters, replaced
 // by the tuning file's entry for (transport, memory, level) where it has one,
 // each number then replaced by its environment override where set.
-Model makeModel(std::shared_ptr<const Tuning> tuning, const Overrides& env, scTransport_t transport, bool device,
-                int P, int machines, scAlgo_t denseAlgo);
+Model makeModel(std::shared_ptr<const Tuning> tuning, const Overrides& env, scTransport_t transport, bool device, int P,
+                int machines, scAlgo_t denseAlgo);
 
 // The algorithm of the first tuning-file rule matching this call: its enum
 // value in the collective's own algorithm enum (0: auto, the model decides),

@@ -30,10 +30,11 @@ constexpr int kVersion = 1;
 constexpr off_t kMaxFileBytes = 16 << 20;
 constexpr int kMaxDepth = 64;
 
-const char* const kCollNames[kNumRuleCollectives] = {"allreduce", "reduce_scatter", "allgather", "sparse_allreduce",
-                                                     "dsop",      "broadcast",      "neighbor_allgather"};
-static_assert(scCollAllReduce == 0 && scCollReduceScatter == 1 && scCollAllGather == 2 &&
-                  scCollSparseAllReduce == 3 && scCollDsop == 4 && scCollBroadcast == 5 && scNumCollectives == 6,
+const char* const kCollNames[kNumRuleCollectives] = {"allreduce",         "reduce_scatter", "allgather",
+                                                     "sparse_allreduce",  "dsop",           "broadcast",
+                                                     "neighbor_allgather"};
+static_assert(scCollAllReduce == 0 && scCollReduceScatter == 1 && scCollAllGather == 2 && scCollSparseAllReduce == 3 &&
+                  scCollDsop == 4 && scCollBroadcast == 5 && scNumCollectives == 6,
               "kCollNames follows scCollective_t");
 // sparcoll.h has no name function for the neighbourhood algorithms; Python's are these.
 const char* const kNbrNames[] = {"auto", "naive", "combining", "hierarchical", "native"};
@@ -90,8 +91,7 @@ class DuplicateKeys {
       case json::parse_event_t::key: {
         Frame& f = stack_.back();
         f.key = parsed.get<std::string>();
-        if (!f.seen.insert(f.key).second)
-          SC_THROW(scInvalidArgument, prefix_, ": ", path(), ": duplicate key");
+        if (!f.seen.insert(f.key).second) SC_THROW(scInvalidArgument, prefix_, ": ", path(), ": duplicate key");
         break;
       }
       case json::parse_event_t::value: element(); break;
@@ -113,8 +113,7 @@ class DuplicateKeys {
   }
   std::string path() const {
     std::string p;
-    for (const Frame& f : stack_)
-      p += f.array ? "[" + std::to_string(f.index) + "]" : (p.empty() ? "" : ".") + f.key;
+    for (const Frame& f : stack_) p += f.array ? "[" + std::to_string(f.index) + "]" : (p.empty() ? "" : ".") + f.key;
     return p;
   }
   std::string prefix_;
@@ -256,8 +255,9 @@ class Parser {
 
   ModelEntry model(const json& j, const std::string& path, const std::vector<ModelEntry>& before) const {
     object(j, path);
-    onlyKeys(j, path, {"transport", "memory", "level", "bytes", "measured", "alpha", "beta", "gamma", "beta_shared",
-                        "message_overhead", "fit"});
+    onlyKeys(j, path,
+             {"transport", "memory", "level", "bytes", "measured", "alpha", "beta", "gamma", "beta_shared",
+              "message_overhead", "fit"});
     ModelEntry e;
     e.transport = transport(need(j, path, "transport", "\"mpi\", \"nccl\" or \"local\""), key(path, "transport"));
     if (const json* m = find(j, "memory")) e.memory = memory(*m, key(path, "memory"));
@@ -288,7 +288,8 @@ class Parser {
       if (o.transport != e.transport || o.memory != e.memory || o.level != e.level) continue;
       const std::string other = "models[" + std::to_string(i) + "]";
       if (!b || !hasBytes_[i])
-        fail(path, "repeats " + other + " (the same transport, memory and level; bands of sizes need \"bytes\" on each)");
+        fail(path,
+             "repeats " + other + " (the same transport, memory and level; bands of sizes need \"bytes\" on each)");
       if (e.bytes.lo <= o.bytes.hi && o.bytes.lo <= e.bytes.hi)
         fail(key(path, "bytes"), "overlaps " + other + ".bytes [" + std::to_string(o.bytes.lo) + ", " +
                                      std::to_string(o.bytes.hi) + "] (the same transport, memory and level)");
@@ -356,8 +357,7 @@ std::vector<const ModelEntry*> Tuning::entries(scTransport_t t, bool device, Lev
   return out;
 }
 
-const Rule* Tuning::match(int coll, scTransport_t t, bool device, uint64_t P, uint64_t bytes,
-                          double density) const {
+const Rule* Tuning::match(int coll, scTransport_t t, bool device, uint64_t P, uint64_t bytes, double density) const {
   for (const Rule& r : rules)
     if (r.coll == coll && (r.transport < 0 || r.transport == int(t)) && (r.memory < 0 || r.memory == int(device)) &&
         r.ranks.contains(P) && r.bytes.contains(bytes) && r.density.contains(density))

@@ -54,8 +54,7 @@ struct Tuning {
   // memory key (an entry for "any memory" does not mix with one for "host").
   std::vector<const ModelEntry*> entries(scTransport_t transport, bool device, Level level) const;
   // The first rule matching the call; null when none.
-  const Rule* match(int coll, scTransport_t transport, bool device, uint64_t P, uint64_t bytes,
-                    double density) const;
+  const Rule* match(int coll, scTransport_t transport, bool device, uint64_t P, uint64_t bytes, double density) const;
 };
 
 // Reads and parses the file at `path`; `origin` says where the path came from

@@ -98,7 +98,8 @@ scResult_t collective(scTopology_t h, const char* name, F&& body) {
   scComm* comm = nullptr;
   const scResult_t found = scGuard(nullptr, [&] { comm = commOf(h); });
   if (found != scSuccess) return found;
-  return scCall(comm, [&] { body(held(h, comm)); }, name);
+  return scCall(
+      comm, [&] { body(held(h, comm)); }, name);
 }
 
 // A query on a topology (failures recorded per thread): counted while it
@@ -156,8 +157,7 @@ void checkBuffer(const Topology& t, const void* p, size_t elems, const char* wha
   checkCall(t, dt, algo, stream);
   const size_t in = t.sources.size(), esz = dtypeSize(dt);
   size_t total = 0;
-  SC_ARG(!__builtin_mul_overflow(sendcount, in, &total), "sendcount ", sendcount, " times indegree ", in,
-         " overflows");
+  SC_ARG(!__builtin_mul_overflow(sendcount, in, &total), "sendcount ", sendcount, " times indegree ", in, " overflows");
   bytesOf(sendcount, esz, dt, "sendcount");
   bytesOf(total, esz, dt, "recv");
   checkBuffer(t, send, sendcount, "send");
@@ -192,8 +192,8 @@ void checkDisjoint(const Layout& L) {
   }
 }
 
-void run(Topology& t, scNbrAlgo_t algo, const void* send, void* recv, const Layout& L, scDataType_t dt,
-         void* stream, size_t blockBytes) {
+void run(Topology& t, scNbrAlgo_t algo, const void* send, void* recv, const Layout& L, scDataType_t dt, void* stream,
+         size_t blockBytes) {
   if (algo == scNbrAuto) algo = chooseAlgo(t, uint64_t(blockBytes));  // blockBytes <= PTRDIFF_MAX: kept
   Call k(t, dt, stream);
   switch (algo) {
@@ -235,19 +235,22 @@ extern "C" scResult_t scTopologyDestroy(scTopology_t topo) {
     if (!comm) gLive.erase(it);  // freed with its communicator: nothing can use it
   });
   if (found != scSuccess || !comm) return found;
-  return scCall(comm, [&] {
-    std::unique_ptr<Topology> dead;
-    {
-      std::unique_lock<std::mutex> lk(gMutex);
-      auto it = gLive.find(reinterpret_cast<uintptr_t>(topo));
-      SC_ARG(it != gLive.end(), "topology ", static_cast<const void*>(topo), " was destroyed or never created");
-      Entry& e = it->second;  // stays put: only a holder of comm erases it
-      if (e.comm == comm) gQueriesEnded.wait(lk, [&] { return e.queries == 0; });
-      dead = std::move(e.t);  // e.comm != comm: freed with its communicator meanwhile
-      gLive.erase(reinterpret_cast<uintptr_t>(topo));
-      gDestroyed.fetch_add(1, std::memory_order_release);
-    }
-  }, "scTopologyDestroy");
+  return scCall(
+      comm,
+      [&] {
+        std::unique_ptr<Topology> dead;
+        {
+          std::unique_lock<std::mutex> lk(gMutex);
+          auto it = gLive.find(reinterpret_cast<uintptr_t>(topo));
+          SC_ARG(it != gLive.end(), "topology ", static_cast<const void*>(topo), " was destroyed or never created");
+          Entry& e = it->second;  // stays put: only a holder of comm erases it
+          if (e.comm == comm) gQueriesEnded.wait(lk, [&] { return e.queries == 0; });
+          dead = std::move(e.t);  // e.comm != comm: freed with its communicator meanwhile
+          gLive.erase(reinterpret_cast<uintptr_t>(topo));
+          gDestroyed.fetch_add(1, std::memory_order_release);
+        }
+      },
+      "scTopologyDestroy");
 }
 
 extern "C" scResult_t scTopologyDegrees(scTopology_t topo, int* indegree, int* outdegree) {
@@ -299,7 +302,7 @@ extern "C" scResult_t scNeighborAllGather(const void* send, size_t sendcount, vo
     checkAllGather(t, send, sendcount, recv, dt, algo, stream);
     setCall(*t.comm, {"scNeighborAllGather", sendcount, dt, -1, kAlgoNames[algo]});
     if (sendcount == 0) return;  // every rank passes the same sendcount: nothing moves anywhere
-    Layout& L = t.uniform;  // sendcount 0 returned above, so the first call builds it
+    Layout& L = t.uniform;       // sendcount 0 returned above, so the first call builds it
     if (L.sendcount != sendcount) {
       const size_t in = t.sources.size();
       L.sendcount = sendcount;

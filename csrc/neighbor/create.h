@@ -43,7 +43,6 @@ void buildCombining(Topology& t, Meta& m, const Knobs& kn, const std::vector<std
 void buildHierarchical(Topology& t, Meta& m);
 void buildNative(Topology& t);
 
-
 // Each algorithm's rounds as this rank sees them (create.cpp takes the
 // maximum over ranks).
 Cost naiveCost(const Topology& t);

@@ -40,9 +40,9 @@
 namespace sc::nbr {
 namespace {
 
-constexpr int kMaxK = 8;            // largest group size the model considers
+constexpr int kMaxK = 8;              // largest group size the model considers
 constexpr double kSmallBlock = 1024;  // the block size combining is meant for (bytes)
-constexpr int kMaxRounds = 64;      // grouping rounds; ranks left over stay alone
+constexpr int kMaxRounds = 64;        // grouping rounds; ranks left over stay alone
 constexpr uint64_t kNone = ~uint64_t(0);
 constexpr int kNoGroupTheta = 1 << 30;  // more common neighbours than any rank has
 
@@ -218,9 +218,8 @@ void buildCombining(Topology& t, Meta& m, const Knobs& kn, const std::vector<std
     for (int f : sourcesOfOut[x])
       if (f != me && f != t.out[x]) ++common[f];
   std::vector<std::pair<int, int>> byCommon(common.begin(), common.end());  // (f, c)
-  std::sort(byCommon.begin(), byCommon.end(), [](auto& a, auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
-  });
+  std::sort(byCommon.begin(), byCommon.end(),
+            [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
   auto friendsAbove = [&](int theta) {
     std::vector<int> f;
     for (auto& [r, c] : byCommon)
@@ -274,8 +273,8 @@ void buildCombining(Topology& t, Meta& m, const Knobs& kn, const std::vector<std
     if (w[0] == kDirect) {
       p.directIn.push_back(from);
     } else if (w[0] == kInGroup) {
-      SC_REQUIRE(std::count(p.group.begin(), p.group.end(), from), scInternalError,
-                 "combining: rank ", from, " counts rank ", me, " in its friend group, which it is not");
+      SC_REQUIRE(std::count(p.group.begin(), p.group.end(), from), scInternalError, "combining: rank ", from,
+                 " counts rank ", me, " in its friend group, which it is not");
       p.groupIn.push_back(from);
     } else {
       auto [it, fresh] = byLeader.try_emplace(int(w[2]), p.combinedIn.size());
@@ -288,7 +287,8 @@ void buildCombining(Topology& t, Meta& m, const Knobs& kn, const std::vector<std
   }
   for (const CombinedIn& ci : p.combinedIn)
     for (int r : ci.members)
-      SC_REQUIRE(r >= 0, scInternalError, "combining: a group delivering to rank ", me, " has a member that does not send here");
+      SC_REQUIRE(r >= 0, scInternalError, "combining: a group delivering to rank ", me,
+                 " has a member that does not send here");
 }
 
 }  // namespace sc::nbr

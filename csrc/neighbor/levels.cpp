@@ -80,7 +80,8 @@ void buildHierarchical(Topology& t, Meta& m) {
     Fan f;
     f.sender = t.rank;
     f.members = D;
-    for (size_t i = 0; i < D.size(); ++i) f.weights.push_back(std::max<uint64_t>(1, kWeightScale / recvs[next++].words[0]));
+    for (size_t i = 0; i < D.size(); ++i)
+      f.weights.push_back(std::max<uint64_t>(1, kWeightScale / recvs[next++].words[0]));
     sumUp(f);
     h.fansOut.push_back(std::move(f));
   }
@@ -94,7 +95,8 @@ void buildHierarchical(Topology& t, Meta& m) {
       w.insert(w.end(), f.weights.begin(), f.weights.end());
       sends.push_back({d, std::move(w)});
     }
-  for (size_t i = 0; i < fanSenders.size(); ++i) recvs.push_back({fanSenders[i], std::vector<uint64_t>(2 * fanSize[i])});
+  for (size_t i = 0; i < fanSenders.size(); ++i)
+    recvs.push_back({fanSenders[i], std::vector<uint64_t>(2 * fanSize[i])});
   m.exchange(sends, recvs);
   for (auto& r : recvs) {
     const size_t n = r.words.size() / 2;

@@ -55,8 +55,12 @@ class Tally {
   // This rank's figures; create.cpp takes the maxima over ranks, and the
   // sums of the shared (sent) blocks.
   RoundCost round() const {
-    return {std::max(msgs_[0], msgs_[1]), std::max(inter_[0], inter_[1]), std::max(intra_[0], intra_[1]), copies_,
-            intra_[0], inter_[0]};
+    return {std::max(msgs_[0], msgs_[1]),
+            std::max(inter_[0], inter_[1]),
+            std::max(intra_[0], intra_[1]),
+            copies_,
+            intra_[0],
+            inter_[0]};
   }
 
  private:

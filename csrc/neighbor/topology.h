@@ -40,9 +40,9 @@ struct CombinedIn {
 };
 struct Combining {
   int k = 1, theta = 0;
-  std::vector<int> group;    // this rank's friend group in its order; size 1: none
-  int pos = 0;               // this rank's place in it
-  std::vector<int> share;    // common out-neighbours this rank brings the group's blocks to
+  std::vector<int> group;                // this rank's friend group in its order; size 1: none
+  int pos = 0;                           // this rank's place in it
+  std::vector<int> share;                // common out-neighbours this rank brings the group's blocks to
   std::vector<int> directOut, directIn;  // distinct neighbours outside the group's pattern
   std::vector<CombinedIn> combinedIn;
   std::vector<int> groupIn;  // in-neighbours in this rank's group (their blocks come in phase 1)
@@ -52,14 +52,12 @@ struct Combining {
 // sender's block cut into chunks over its out-neighbours on one remote node.
 struct Fan {
   int sender = -1;
-  std::vector<int> members;        // ascending; chunk t goes to members[t]
-  std::vector<uint64_t> weights;   // chunk shares (the members' inverse loads)
-  int pos = -1;                    // receiving side: this rank's place among members
-  std::vector<uint64_t> below;     // sums of the weights before each member, and the total
+  std::vector<int> members;       // ascending; chunk t goes to members[t]
+  std::vector<uint64_t> weights;  // chunk shares (the members' inverse loads)
+  int pos = -1;                   // receiving side: this rank's place among members
+  std::vector<uint64_t> below;    // sums of the weights before each member, and the total
   // [off, off + len) of chunk t of an n-element block: n * below[t] / total, rounded down.
-  size_t off(size_t t, size_t n) const {
-    return size_t((unsigned __int128)below[t] * n / below.back());
-  }
+  size_t off(size_t t, size_t n) const { return size_t((unsigned __int128)below[t] * n / below.back()); }
   size_t len(size_t t, size_t n) const { return off(t + 1, n) - off(t, n); }
 };
 struct Hierarchical {
@@ -91,7 +89,7 @@ class Topology {
   std::vector<int> machineOf;  // the same for the machines: the cost model's (equal to nodeOf unless virtual)
   Combining comb;
   Hierarchical hier;
-  Cost cost[scNumNbrAlgos];    // per algorithm, maxima over ranks (agreed at creation)
+  Cost cost[scNumNbrAlgos];      // per algorithm, maxima over ranks (agreed at creation)
   std::shared_ptr<void> native;  // the transport's own neighbourhood (MPI: dist-graph communicator)
   Layout uniform;                // the allgather's last layout, reused while its sendcount stays
   // naive's and native's messages, kept from call to call (no allocation
@@ -125,9 +123,7 @@ class Topology {
 
 // A call on a topology: its Ctx counts node-crossing traffic by the topology's nodes.
 struct Call {
-  Call(const Topology& t, scDataType_t dt, void* stream) : t(t), c(*t.comm, dt, scSum, stream) {
-    c.nodeOf = &t.nodeOf;
-  }
+  Call(const Topology& t, scDataType_t dt, void* stream) : t(t), c(*t.comm, dt, scSum, stream) { c.nodeOf = &t.nodeOf; }
   const Topology& t;
   Ctx c;
 };

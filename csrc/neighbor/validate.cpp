@@ -22,8 +22,15 @@ namespace sc::nbr {
 namespace {
 
 enum What : uint64_t {
-  kFine = 0, kNullTopo, kNegIndegree, kNegOutdegree, kNullSources, kNullDestinations, kSourceRange,
-  kDestinationRange, kBadKnob
+  kFine = 0,
+  kNullTopo,
+  kNegIndegree,
+  kNegOutdegree,
+  kNullSources,
+  kNullDestinations,
+  kSourceRange,
+  kDestinationRange,
+  kBadKnob
 };
 const char* const kKnobs[] = {"SPARCOLL_RANKS_PER_NODE", "SPARCOLL_NBR_K", "SPARCOLL_NBR_THETA"};
 const int kKnobLows[] = {1, 1, 0};

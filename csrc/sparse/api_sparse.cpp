@@ -125,8 +125,8 @@ void sparseAllReduce(scComm* comm, CallArgs a, const scSparseOptions_t* opts) {
   R.valid = true;
 }
 
-CallArgs args(const void* indices, const void* values, size_t nnz, size_t dim, scIndexType_t itype,
-              scDataType_t vtype, scRedOp_t op, scSparseAlgo_t algo, void* stream) {
+CallArgs args(const void* indices, const void* values, size_t nnz, size_t dim, scIndexType_t itype, scDataType_t vtype,
+              scRedOp_t op, scSparseAlgo_t algo, void* stream) {
   CallArgs a;
   a.idx = indices;
   a.val = values;
@@ -147,9 +147,8 @@ using namespace sc;
 using namespace sc::sp;
 
 extern "C" scResult_t scSparseAllReduceEx(const void* indices, const void* values, size_t nnz, size_t dim,
-                                          scIndexType_t itype, scDataType_t vtype, scRedOp_t op,
-                                          scSparseAlgo_t algo, const scSparseOptions_t* opts, void* denseOut,
-                                          scComm_t comm, void* stream) {
+                                          scIndexType_t itype, scDataType_t vtype, scRedOp_t op, scSparseAlgo_t algo,
+                                          const scSparseOptions_t* opts, void* denseOut, scComm_t comm, void* stream) {
   return scCall(comm, [&] {
     CallArgs a = args(indices, values, nnz, dim, itype, vtype, op, algo, stream);
     a.denseOut = denseOut;
@@ -197,7 +196,7 @@ extern "C" scResult_t scSparseAlgoFor(scComm_t comm, const size_t* nnzPerRank, s
 }
 
 extern "C" const char* scSparseAlgoName(scSparseAlgo_t algo) {
-  static const char* names[] = {"auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather",
-                                "dsar_early_switch", "dense"};
+  static const char* names[] = {
+      "auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather", "dsar_early_switch", "dense"};
   return algo >= 0 && algo < scNumSparseAlgos ? names[algo] : "?";
 }

@@ -118,7 +118,8 @@ void localChecks(const scComm& comm, const CallArgs& a) {
   } else if (a.dim) {
     SC_ARG(a.denseOut != nullptr, "denseOut is NULL with dim = ", a.dim);
     comm.backend->checkPointer(a.denseOut, "denseOut");
-    SC_ARG(!overlaps(a.denseOut, a.dim * vsz, a.val, a.nnz * vsz) && !overlaps(a.denseOut, a.dim * vsz, a.idx, a.nnz * isz),
+    SC_ARG(!overlaps(a.denseOut, a.dim * vsz, a.val, a.nnz * vsz) &&
+               !overlaps(a.denseOut, a.dim * vsz, a.idx, a.nnz * isz),
            "denseOut overlaps the input indices or values");
   }
 }

@@ -20,8 +20,8 @@ struct CallArgs {
   scRedOp_t op = scSum;
   scSparseAlgo_t algo = scSparseAuto;
   scSparseOptions_t opt = SC_SPARSE_OPTIONS_INITIALIZER;
-  void* denseOut = nullptr;         // dense result ...
-  scSparseResult* result = nullptr; // ... or sparse result
+  void* denseOut = nullptr;          // dense result ...
+  scSparseResult* result = nullptr;  // ... or sparse result
   bool wantSparse = false;
   void* stream = nullptr;
 };

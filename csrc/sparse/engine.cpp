@@ -14,7 +14,14 @@ Scratch valueSlot(int home) { return Scratch::SparseArrays + (2 * home + 1); }
 }  // namespace
 
 SpCtx::SpCtx(Ctx& c, SparseOps& ops, const SwitchRule& rule, uint64_t dim, std::function<void*()> denseOut)
-    : c(c), ops(ops), rule(rule), N(dim), isz(ops.isz), vsz(ops.vsz), rank(c.rank), size(c.size),
+    : c(c),
+      ops(ops),
+      rule(rule),
+      N(dim),
+      isz(ops.isz),
+      vsz(ops.vsz),
+      rank(c.rank),
+      size(c.size),
       denseOut_(std::move(denseOut)) {
   // Room for the split's counts, offsets and received counts (3P + 2) and the
   // allgathered metas (P + 1); allocated once so a pending count survives.
@@ -95,8 +102,14 @@ Stream SpCtx::merge(const Stream& a0, const Stream& b0, std::initializer_list<in
   };
   const size_t len = a.len;
   if (a.dense && b.dense) {  // thesis 1.b: dense sum, in place when possible
-    if (a.writable) { c.reduce(a.val, a.val, b.val, len); return a; }
-    if (b.writable) { c.reduce(b.val, a.val, b.val, len); return b; }
+    if (a.writable) {
+      c.reduce(a.val, a.val, b.val, len);
+      return a;
+    }
+    if (b.writable) {
+      c.reduce(b.val, a.val, b.val, len);
+      return b;
+    }
     Arrays o;
     const int h = fresh(0, len, &o);
     c.reduce(o.val, a.val, b.val, len);
@@ -205,17 +218,19 @@ std::vector<uint64_t> SpCtx::allgatherMeta(Stream* mine) {
 
 Stream SpCtx::foldIn(const Fold& f, const Stream& in) {
   Stream cur = normalize(in);
-  f.foldBy(rank, [&](int up) { sendTo(up, &cur); },
-           [&](int down) {
-             const Stream low = recvFrom(down, 0, N, pick({cur.home}));
-             cur = merge(low, cur);
-           });
+  f.foldBy(
+      rank, [&](int up) { sendTo(up, &cur); },
+      [&](int down) {
+        const Stream low = recvFrom(down, 0, N, pick({cur.home}));
+        cur = merge(low, cur);
+      });
   return cur;
 }
 
 Stream SpCtx::unfold(const Fold& f, const Stream& result) {
   Stream cur = result;
-  f.unfoldBy(rank, [&](int down) { sendTo(down, &cur); }, [&](int up) { cur = recvFrom(up, 0, N, kPool0); });
+  f.unfoldBy(
+      rank, [&](int down) { sendTo(down, &cur); }, [&](int up) { cur = recvFrom(up, 0, N, kPool0); });
   return cur;
 }
 

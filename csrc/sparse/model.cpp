@@ -26,17 +26,25 @@ struct Terms {
   // A byte on the critical path, shared medium included: the sparse schedules
   // are symmetric (every rank sends about as much in every step), so all P
   // ranks put it on the medium.
-  static double perByte(const ModelInput& i, const model::Params& p) { return p.beta + double(i.model->P) * p.betaShared; }
+  static double perByte(const ModelInput& i, const model::Params& p) {
+    return p.beta + double(i.model->P) * p.betaShared;
+  }
 
   // p: the parameters of the band of the call's bytes (N values), as a rule
   // would match it (callers go through Model::priced, which blends bands).
   Terms(const ModelInput& i, const model::Params& p)
-      : in(i), a(p.alpha), b(perByte(i, p)), g(p.gamma),
+      : in(i),
+        a(p.alpha),
+        b(perByte(i, p)),
+        g(p.gamma),
         cs(kSparseEntryCost * g * double(i.vsz)),
         sc(kScatterEntryCost * g * double(i.vsz)),
         // A device communicator reads counts back once per sparse step
         // (split algorithms: once for the split, once for the owners' sums).
-        read(i.model->device ? 15e-6 : 0.0), P(i.model->P), f(i.model->P), N(double(i.N)),
+        read(i.model->device ? 15e-6 : 0.0),
+        P(i.model->P),
+        f(i.model->P),
+        N(double(i.N)),
         logMiss(size_t(P) + 1, 0.0) {
     // p is clamped below 1 so the sums stay finite (a full rank then gives a union of N - 1e-13 N).
     for (int j = 0; j < P; ++j)
@@ -47,9 +55,11 @@ struct Terms {
   // to 2^64 as a double, which does not convert back.
   static uint64_t count(double x) { return uint64_t(std::min(x, 1.8e19)); }
   bool sparse(double n, double len) const { return in.rule.sparseOk(count(std::ceil(n)), count(len)); }
-  double wire(double n, double len) const { return sparse(n, len) ? n * double(in.isz + in.vsz) : len * double(in.vsz); }
+  double wire(double n, double len) const {
+    return sparse(n, len) ? n * double(in.isz + in.vsz) : len * double(in.vsz);
+  }
   double dense(double len) const { return g * double(in.vsz) * len; }  // a dense reduce (2 reads, 1 write)
-  double zero(double len) const { return dense(len) / 3; }              // a memset writes a third of that
+  double zero(double len) const { return dense(len) / 3; }             // a memset writes a third of that
   double densify(double n, double len) const { return zero(len) + sc * n; }
   double merge(double na, double nb, double len) const {
     const bool sa = sparse(na, len), sb = sparse(nb, len);
@@ -111,7 +121,9 @@ struct Terms {
     for (int j = 1; j < P; ++j) t += merge(u(0, j) / P, slice, len);  // no read: a device owner sorts once
     return t;
   }
-  double ringAllGather() const { return (P - 1) * a + b * (P - 1) / P * N * double(in.vsz) + densify(uAll() / P, N / P); }
+  double ringAllGather() const {
+    return (P - 1) * a + b * (P - 1) / P * N * double(in.vsz) + densify(uAll() / P, N / P);
+  }
 
   double splitAllGather() const {
     const double K = uAll(), Kp = K / P;
@@ -170,8 +182,12 @@ int bestGroupSize(const ModelInput& in) {
   int best = 1;
   double bestT = INFINITY;
   for (int G = 1; G <= f.p2; G *= 2) {
-    const double t = in.model->priced(callBytes(in), [&](const model::Params& p) { return Terms(in, p).earlySwitch(G); });
-    if (t < bestT) { bestT = t; best = G; }
+    const double t =
+        in.model->priced(callBytes(in), [&](const model::Params& p) { return Terms(in, p).earlySwitch(G); });
+    if (t < bestT) {
+      bestT = t;
+      best = G;
+    }
   }
   return best;
 }
@@ -217,7 +233,10 @@ scSparseAlgo_t chooseSparse(const ModelInput& in) {
   double bestT = kSparseMargin * dense;
   for (scSparseAlgo_t a : {scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather, scDsarEarlySwitch}) {
     const double t = predictSparse(in, a);
-    if (t < bestT) { bestT = t; best = a; }
+    if (t < bestT) {
+      bestT = t;
+      best = a;
+    }
   }
   return best;
 }

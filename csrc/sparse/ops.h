@@ -54,8 +54,8 @@ class SparseOps {
   virtual void sortCoalesce(const void* idx, const void* val, size_t n, void* oi, void* ov, uint64_t* cnt) = 0;
   // Sparse + sparse: merge of two sorted unique streams, equal indices summed
   // (a's value first). oi/ov hold na + nb entries; the count goes to *cnt.
-  virtual void mergeSum(const void* ai, const void* av, size_t na, const void* bi, const void* bv, size_t nb,
-                        void* oi, void* ov, uint64_t* cnt) = 0;
+  virtual void mergeSum(const void* ai, const void* av, size_t na, const void* bi, const void* bv, size_t nb, void* oi,
+                        void* ov, uint64_t* cnt) = 0;
   // Sparse into dense: dense[idx[i] - lo] += val[i] (indices unique).
   virtual void scatterAdd(const void* idx, const void* val, size_t n, uint64_t lo, void* dense) = 0;
   // dense[0, len) = 0, then dense[idx[i] - lo] = val[i].

@@ -64,12 +64,25 @@ class CpuOps final : public SparseOps {
       V* yv = static_cast<V*>(ov);
       size_t i = 0, j = 0, m = 0;
       while (i < na && j < nb) {
-        if (xa[i] < xb[j]) { yi[m] = xa[i]; yv[m++] = va[i++]; }
-        else if (xb[j] < xa[i]) { yi[m] = xb[j]; yv[m++] = vb[j++]; }
-        else { yi[m] = xa[i]; yv[m++] = Arith<V>::sum(va[i++], vb[j++]); }
+        if (xa[i] < xb[j]) {
+          yi[m] = xa[i];
+          yv[m++] = va[i++];
+        } else if (xb[j] < xa[i]) {
+          yi[m] = xb[j];
+          yv[m++] = vb[j++];
+        } else {
+          yi[m] = xa[i];
+          yv[m++] = Arith<V>::sum(va[i++], vb[j++]);
+        }
       }
-      for (; i < na; ++i, ++m) { yi[m] = xa[i]; yv[m] = va[i]; }
-      for (; j < nb; ++j, ++m) { yi[m] = xb[j]; yv[m] = vb[j]; }
+      for (; i < na; ++i, ++m) {
+        yi[m] = xa[i];
+        yv[m] = va[i];
+      }
+      for (; j < nb; ++j, ++m) {
+        yi[m] = xb[j];
+        yv[m] = vb[j];
+      }
       *cnt = m;
     });
   }
@@ -104,7 +117,10 @@ class CpuOps final : public SparseOps {
       V* yv = static_cast<V*>(ov);
       size_t m = 0;
       for (size_t i = 0; i < len; ++i)
-        if (nonZero(d[i])) { yi[m] = I(lo + i); yv[m++] = d[i]; }
+        if (nonZero(d[i])) {
+          yi[m] = I(lo + i);
+          yv[m++] = d[i];
+        }
       *cnt = m;
     });
   }

@@ -82,9 +82,9 @@ Stream splitReduce(SpCtx& s, const Stream& in) {
   const int P = s.size, me = s.rank;
   const Blocks B{s.N, size_t(P)};
   SC_REQUIRE(s.metaWords() >= 3 * size_t(P) + 2, scInternalError, "meta area too small");
-  uint64_t* counts = s.meta();       // [0, P]: entries per range (P + 1 words)
-  uint64_t* offs = counts + P + 1;   // [0, P]: first entry of each range
-  uint64_t* got = offs + P + 1;      // [0, P): the counts each peer sends us
+  uint64_t* counts = s.meta();      // [0, P]: entries per range (P + 1 words)
+  uint64_t* offs = counts + P + 1;  // [0, P]: first entry of each range
+  uint64_t* got = offs + P + 1;     // [0, P): the counts each peer sends us
   if (in.dense) {
     const std::vector<uint64_t> mark(P + 1, kDenseMark);
     s.ops.fromHost(counts, mark.data(), mark.size() * 8);

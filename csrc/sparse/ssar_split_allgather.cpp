@@ -38,8 +38,9 @@ Stream sparseAllGather(SpCtx& s, Stream mine, const std::vector<uint64_t>& meta)
     s.c.exchange(std::move(v));
   };
   // Fold: the odd rank of a pair takes the even one's block beside its own.
-  f.foldBy(me, [&](int up) { moveBlocks(P2POp::Send, up, me, me + 1); },
-           [&](int down) { moveBlocks(P2POp::Recv, down, down, me); });
+  f.foldBy(
+      me, [&](int up) { moveBlocks(P2POp::Send, up, me, me + 1); },
+      [&](int down) { moveBlocks(P2POp::Recv, down, down, me); });
   if (!f.sitsOut(me)) {
     // New rank i stands for old blocks [firstOld(i), firstOld(i + 1)).
     const int nr = f.newRank(me);
@@ -53,8 +54,8 @@ Stream sparseAllGather(SpCtx& s, Stream mine, const std::vector<uint64_t>& meta)
     }
   }
   // Unfold: the whole result goes back down.
-  f.unfoldBy(me, [&](int down) { moveBlocks(P2POp::Send, down, 0, P); },
-             [&](int up) { moveBlocks(P2POp::Recv, up, 0, P); });
+  f.unfoldBy(
+      me, [&](int down) { moveBlocks(P2POp::Send, down, 0, P); }, [&](int up) { moveBlocks(P2POp::Recv, up, 0, P); });
   Stream out;
   out.lo = 0;
   out.len = s.N;

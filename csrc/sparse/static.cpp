@@ -109,8 +109,9 @@ void allGatherBlocks(Ctx& c, scAlgo_t algo, void* blocks, size_t words) {
       SC_THROW(scInvalidArgument, "static sparse allreduce: rank ", r, "'s count ", peek(b, 8),
                " exceeds capacity = ", L.cap, " (its entries were skipped)");
     default:
-      SC_THROW(scInvalidArgument, "static sparse allreduce: rank ", r, "'s indices[", j, "] = ",
-               peek(b + L.idxOff() + j * L.isz, L.isz), " is not below dim = ", a.dim, " (the entry was skipped)");
+      SC_THROW(scInvalidArgument, "static sparse allreduce: rank ", r, "'s indices[", j,
+               "] = ", peek(b + L.idxOff() + j * L.isz, L.isz), " is not below dim = ", a.dim,
+               " (the entry was skipped)");
   }
 }
 
@@ -185,9 +186,9 @@ using namespace sc;
 using namespace sc::sp;
 
 extern "C" scResult_t scSparseAllReduceStatic(const void* indices, const void* values, size_t nnz,
-                                              const uint64_t* nnzPtr, size_t capacity, size_t dim,
-                                              scIndexType_t itype, scDataType_t vtype, scRedOp_t op, void* denseOut,
-                                              uint64_t* status, scComm_t comm, void* stream) {
+                                              const uint64_t* nnzPtr, size_t capacity, size_t dim, scIndexType_t itype,
+                                              scDataType_t vtype, scRedOp_t op, void* denseOut, uint64_t* status,
+                                              scComm_t comm, void* stream) {
   return scCall(comm, [&] {
     staticAllReduce(comm, StaticArgs{indices, values, nnz, nnzPtr, capacity, dim, itype, vtype, op, denseOut, status,
                                      stream});

@@ -46,12 +46,12 @@ enum Home : int { kUser = -1, kPool0 = 0, kPool1 = 1, kPool2 = 2, kInput = 3, kA
 struct Stream {
   size_t lo = 0, len = 0;  // index range
   bool dense = false;
-  uint64_t n = 0;          // sparse entries (valid on the host when nKnown)
-  bool nKnown = true;      // false: n is still in device memory (meta slot 0)
-  void* idx = nullptr;     // sparse: n global indices
-  void* val = nullptr;     // sparse: n values; dense: len values
+  uint64_t n = 0;       // sparse entries (valid on the host when nKnown)
+  bool nKnown = true;   // false: n is still in device memory (meta slot 0)
+  void* idx = nullptr;  // sparse: n global indices
+  void* val = nullptr;  // sparse: n values; dense: len values
   int home = kUser;
-  bool writable = false;   // may be updated in place
+  bool writable = false;  // may be updated in place
 
   uint64_t elems() const { return dense ? len : n; }
   uint64_t meta() const { return dense ? kDenseMark : n; }
@@ -83,11 +83,11 @@ struct Stream {
 
 // The header every rank contributes to the first round of a call (40 bytes).
 struct Header {
-  uint64_t nnz;     // after sort/coalesce when requested
+  uint64_t nnz;  // after sort/coalesce when requested
   uint64_t dim;
-  uint64_t config;  // itype, vtype, op, algo, flags, group size (packed)
-  uint64_t density; // bits of switchDensity
-  uint64_t err;     // kNoError, or (position << 4) | ErrKind
+  uint64_t config;   // itype, vtype, op, algo, flags, group size (packed)
+  uint64_t density;  // bits of switchDensity
+  uint64_t err;      // kNoError, or (position << 4) | ErrKind
 };
 constexpr int kHeaderWords = 5;
 static_assert(sizeof(Header) == kHeaderWords * 8, "header layout");
@@ -97,7 +97,7 @@ enum ErrKind : uint64_t {
   kErrRange = sorted::kRange,          // index >= dim
   kErrDuplicate = sorted::kDuplicate,  // index equal to the previous one
   kErrUnsorted = sorted::kUnsorted,    // index smaller than the previous one
-  kErrArgument = 4,                 // a local argument check failed (message on that rank)
+  kErrArgument = 4,                    // a local argument check failed (message on that rank)
 };
 SC_HD uint64_t errWord(uint64_t pos, ErrKind k) { return (pos << 4) | k; }
 

@@ -23,8 +23,8 @@ struct scTopkState {
   int device = -1;  // -1: host residual
   void* residual = nullptr;
   uint64_t step = 0;
-  sc::topk::DeviceArena arena;        // device scratch kept across calls
-  const void* checked[4] = {};        // the last call's buffers, found where the state is
+  sc::topk::DeviceArena arena;  // device scratch kept across calls
+  const void* checked[4] = {};  // the last call's buffers, found where the state is
 };
 
 namespace sc {
@@ -38,12 +38,11 @@ const char* outputName(int o) { return o == scTopkFixedPerBucket ? "fixed-per-bu
 // Everything about (n, dtype, cfg) that does not depend on buffers.
 Params resolve(size_t n, scDataType_t dt, const scTopkConfig_t* cfg) {
   SC_ARG(cfg != nullptr, "top-k config is NULL");
-  SC_ARG(cfg->size == sizeof(scTopkConfig_t), "top-k config size ", cfg->size, " != sizeof(scTopkConfig_t) = ",
-         sizeof(scTopkConfig_t), " (initialize it with SC_TOPK_CONFIG_INITIALIZER)");
+  SC_ARG(cfg->size == sizeof(scTopkConfig_t), "top-k config size ", cfg->size,
+         " != sizeof(scTopkConfig_t) = ", sizeof(scTopkConfig_t), " (initialize it with SC_TOPK_CONFIG_INITIALIZER)");
   SC_ARG(cfg->method >= 0 && cfg->method < scTopkNumMethods, "unknown top-k method ", int(cfg->method));
   SC_ARG(cfg->output >= 0 && cfg->output < scTopkNumOutputs, "unknown top-k output mode ", int(cfg->output));
-  SC_ARG(cfg->indexType >= 0 && cfg->indexType < scTopkNumIndexTypes, "unknown top-k index type ",
-         int(cfg->indexType));
+  SC_ARG(cfg->indexType >= 0 && cfg->indexType < scTopkNumIndexTypes, "unknown top-k index type ", int(cfg->indexType));
   SC_ARG(dt >= 0 && dt < scNumTypes, "unknown data type ", int(dt));
   SC_ARG(supportedDtype(dt), "top-k does not support dtype ", dtypeName(dt),
          ": it takes float32, float64, float16 or bfloat16");
@@ -80,17 +79,15 @@ Params resolve(size_t n, scDataType_t dt, const scTopkConfig_t* cfg) {
     p.bucket = n;
   }
   if (!bucketed(p.method)) {
-    const uint64_t def = p.method == scTopkThreshold ? std::min<uint64_t>(n, std::max<uint64_t>(1024, n / 100))
-                                                     : bracketSamples(n, p.k);
+    const uint64_t def =
+        p.method == scTopkThreshold ? std::min<uint64_t>(n, std::max<uint64_t>(1024, n / 100)) : bracketSamples(n, p.k);
     p.samples = cfg->samples ? cfg->samples : def;
     SC_ARG(p.samples <= n, scTopkMethodName(p.method), " samples = ", p.samples, " exceeds n = ", n);
   }
   return p;
 }
 
-uint64_t maxOutput(const Params& p) {
-  return bucketed(p.method) && p.output == scTopkVariable ? p.n : p.k;
-}
+uint64_t maxOutput(const Params& p) { return bucketed(p.method) && p.output == scTopkVariable ? p.n : p.k; }
 
 // Checks the output buffers and that every buffer lives where `device` says
 // (-1 = host); returns nothing, throws scInvalidArgument. `seen` (a state's)
@@ -106,8 +103,10 @@ void checkBuffers(const Params& p, const void* in, const char* inName, int devic
   const void* now[4] = {in, indices, values, counts};
   if (seen && std::equal(now, now + 4, seen)) return;
   const auto where = [](int d) { return d < 0 ? std::string("host memory") : cat("CUDA device ", d); };
-  for (const auto& [ptr, name] : {std::pair<const void*, const char*>{in, inName}, {indices, "indices"},
-                                  {values, "values"}, {counts, "counts"}}) {
+  for (const auto& [ptr, name] : {std::pair<const void*, const char*>{in, inName},
+                                  {indices, "indices"},
+                                  {values, "values"},
+                                  {counts, "counts"}}) {
     if (!ptr) continue;  // counts of a call that returns them
     const int d = deviceOf(ptr);
     SC_ARG(d == device, name, " is in ", where(d), " but the call works on ", where(device));
@@ -127,8 +126,7 @@ struct Run {
 
 Outcome run(const Params& p, const Buffers& b, const Run& r) {
   if (r.device >= 0)
-    return selectDevice(p, b, DeviceCall{r.device, r.stream, r.wait, r.wait ? timeoutFromEnv() : 0, r.counts,
-                                         r.arena});
+    return selectDevice(p, b, DeviceCall{r.device, r.stream, r.wait, r.wait ? timeoutFromEnv() : 0, r.counts, r.arena});
   const Outcome o = selectHost(p, b);
   if (r.counts) *r.counts = scTopkCounts_t{o.nnz, o.selected, o.deferred};
   return o;
@@ -142,10 +140,8 @@ bool canOverflow(const Params& p) { return p.capacity < maxOutput(p); }
 void zeroCounts(scTopkCounts_t* counts, void* stream) {
   if (!counts) return;
   const int d = deviceOf(counts);
-  if (d < 0)
-    *counts = scTopkCounts_t{0, 0, 0};
-  else
-    deviceZero(d, counts, sizeof *counts, stream);
+  if (d < 0) *counts = scTopkCounts_t{0, 0, 0};
+  else deviceZero(d, counts, sizeof *counts, stream);
 }
 
 void report(const Outcome& o, scTopkInfo_t* info) {
@@ -184,8 +180,8 @@ namespace sc {
 namespace topk {
 namespace {
 
-scResult_t select(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg, void* indices,
-                  void* values, size_t capacity, scTopkInfo_t* info, scTopkCounts_t* counts, void* stream) {
+scResult_t select(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg, void* indices, void* values,
+                  size_t capacity, scTopkInfo_t* info, scTopkCounts_t* counts, void* stream) {
   return scGuard(nullptr, [&] {
     Params p = resolve(n, dtype, cfg);
     report(Outcome{}, info);
@@ -204,8 +200,8 @@ scResult_t select(const void* v, size_t n, scDataType_t dtype, const scTopkConfi
   });
 }
 
-scResult_t selectFeedback(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg, void* indices,
-                          void* values, size_t capacity, scTopkInfo_t* info, scTopkCounts_t* counts, void* stream) {
+scResult_t selectFeedback(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg, void* indices, void* values,
+                          size_t capacity, scTopkInfo_t* info, scTopkCounts_t* counts, void* stream) {
   return scGuard(nullptr, [&] {
     SC_ARG(state != nullptr, "state is NULL");
     Params p = resolve(state->n, state->dtype, cfg);
@@ -226,8 +222,7 @@ scResult_t selectFeedback(scTopkState_t state, const void* grad, const scTopkCon
 }  // namespace sc
 
 extern "C" scResult_t scTopkSelect(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg,
-                                   void* indices, void* values, size_t capacity, scTopkInfo_t* info,
-                                   void* stream) {
+                                   void* indices, void* values, size_t capacity, scTopkInfo_t* info, void* stream) {
   return select(v, n, dtype, cfg, indices, values, capacity, info, nullptr, stream);
 }
 
@@ -320,8 +315,8 @@ extern "C" scResult_t scTopkSelectFeedback(scTopkState_t state, const void* grad
 }
 
 extern "C" scResult_t scTopkSelectFeedbackAsync(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg,
-                                                void* indices, void* values, size_t capacity,
-                                                scTopkCounts_t* counts, void* stream) {
+                                                void* indices, void* values, size_t capacity, scTopkCounts_t* counts,
+                                                void* stream) {
   if (!counts) return scGuard(nullptr, [] { SC_ARG(false, "counts is NULL"); });
   return selectFeedback(state, grad, cfg, indices, values, capacity, nullptr, counts, stream);
 }

@@ -14,12 +14,12 @@ struct Params {
   scTopkMethod_t method;
   scTopkOutput_t output;  // scTopkVariable for exact/threshold
   scTopkIndex_t indexType;
-  scDataType_t dtype;     // float32, float64, float16, bfloat16
-  uint64_t n, k;          // 1 <= k <= n
-  uint64_t bucket;        // bucketed methods: 1 .. 2^32 (cfg.bucket 0 resolved); number of buckets <= INT32_MAX
-  uint64_t seed, step;    // step < 2^63
-  uint64_t samples;       // threshold, bracket, exact: resolved sample count, 1 .. n
-  uint64_t capacity;      // output entries available, >= k
+  scDataType_t dtype;   // float32, float64, float16, bfloat16
+  uint64_t n, k;        // 1 <= k <= n
+  uint64_t bucket;      // bucketed methods: 1 .. 2^32 (cfg.bucket 0 resolved); number of buckets <= INT32_MAX
+  uint64_t seed, step;  // step < 2^63
+  uint64_t samples;     // threshold, bracket, exact: resolved sample count, 1 .. n
+  uint64_t capacity;    // output entries available, >= k
 };
 
 struct Buffers {
@@ -62,10 +62,8 @@ inline Outcome selectHost(const Params& p, const Buffers& b) {
 
 // Writes one output index in the configured width.
 inline void putIndex(void* out, uint64_t pos, uint64_t idx, scTopkIndex_t t) {
-  if (t == scTopkIndexU32)
-    static_cast<uint32_t*>(out)[pos] = uint32_t(idx);
-  else
-    static_cast<uint64_t*>(out)[pos] = idx;
+  if (t == scTopkIndexU32) static_cast<uint32_t*>(out)[pos] = uint32_t(idx);
+  else static_cast<uint64_t*>(out)[pos] = idx;
 }
 
 }  // namespace topk

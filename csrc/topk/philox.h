@@ -76,9 +76,7 @@ SC_HD uint64_t sampleBits(uint64_t seed, uint64_t step, uint64_t j) {
 }
 
 // floor(u * n / 2^64): an index uniform in [0, n) (exact integer arithmetic).
-SC_HD uint64_t scaleToRange(uint64_t u, uint64_t n) {
-  return uint64_t((unsigned __int128)u * n >> 64);
-}
+SC_HD uint64_t scaleToRange(uint64_t u, uint64_t n) { return uint64_t((unsigned __int128)u * n >> 64); }
 
 }  // namespace topk
 }  // namespace sc

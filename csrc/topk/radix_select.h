@@ -72,9 +72,7 @@ SC_HD bool radixMatches(uint64_t key, const RadixState& s, RadixPass ps) {
   return radixHigh(key, ps.shift + ps.bits) == radixHigh(s.prefix, ps.shift + ps.bits);
 }
 
-SC_HD unsigned radixDigit(uint64_t key, RadixPass ps) {
-  return unsigned(key >> ps.shift) & ((1u << ps.bits) - 1u);
-}
+SC_HD unsigned radixDigit(uint64_t key, RadixPass ps) { return unsigned(key >> ps.shift) & ((1u << ps.bits) - 1u); }
 
 // Whether a digit holds the target, given `above` matching keys in higher
 // digits and `count` in this one: above < rank <= above + count. The intervals
@@ -141,8 +139,7 @@ RadixState radixSelectHost(int width, RadixState s, ForEach&& forEach) {
     };
     if (narrowed)
       for (uint64_t key : kept) count(key);
-    else
-      forEach(count);
+    else forEach(count);
     narrowed = narrowed || keep;
     s = radixStep(s, ps, hist.data());
   }

@@ -24,8 +24,8 @@ namespace {
 template <class F>
 class ApproxHost : HostIO<F> {
   using Base = HostIO<F>;
-  using typename Base::Bits;
   using Base::p_, Base::g_, Base::r_, Base::put;
+  using typename Base::Bits;
 
  public:
   ApproxHost(const Params& p, const Buffers& b) : Base(p, b) {}
@@ -81,10 +81,8 @@ class ApproxHost : HostIO<F> {
       cnt += sel_[j];
     }
     out_.selected += cnt;
-    if (p_.output == scTopkFixedPerBucket)
-      placeFixed(s, len, sb, kb, cnt);
-    else
-      placeVariable(s, len);
+    if (p_.output == scTopkFixedPerBucket) placeFixed(s, len, sb, kb, cnt);
+    else placeVariable(s, len);
   }
 
   // Variable output: the selected entries in index order, up to capacity.

@@ -38,8 +38,8 @@ namespace {
 template <class F>
 class SelectHost : HostIO<F> {
   using Base = HostIO<F>;
-  using typename Base::Bits;
   using Base::p_, Base::g_, Base::r_, Base::put;
+  using typename Base::Bits;
   static constexpr int kWidth = int(8 * sizeof(Bits));
 
  public:
@@ -189,9 +189,8 @@ class SelectHost : HostIO<F> {
   // (ties to the smaller index).
   template <class Each, class Out>
   Outcome top(const Each& each, uint64_t rank, uint64_t count, const Out& out) {
-    const RadixState s = radixSelectHost(kWidth, radixStart(rank, count), [&](auto visit) {
-      each([&](uint64_t, uint64_t key, Bits) { visit(key); });
-    });
+    const RadixState s = radixSelectHost(kWidth, radixStart(rank, count),
+                                         [&](auto visit) { each([&](uint64_t, uint64_t key, Bits) { visit(key); }); });
     const uint64_t T = s.prefix;
     uint64_t last = p_.n - 1;
     if (tieBreakNeeded(s))

@@ -108,19 +108,20 @@ static_assert(sizeof(Wire) == 512, "Wire is packed by hand");
 void judge(const std::vector<Wire>& all, const std::string& path) {
   const int P = int(all.size());
   for (int q = 0; q < P; ++q)
-    if (all[size_t(q)].failed)
-      SC_THROW(scResult_t(all[size_t(q)].code), "rank ", q, ": ", all[size_t(q)].text);
+    if (all[size_t(q)].failed) SC_THROW(scResult_t(all[size_t(q)].code), "rank ", q, ": ", all[size_t(q)].text);
   for (int q = 1; q < P; ++q)
     if (all[size_t(q)].digest != all[0].digest) {
       auto text = [](uint64_t d) { return d == 1 ? std::string("an unreadable file") : "contents " + hex(d); };
-      SC_THROW(scInvalidUsage, "the ranks read different topology files (scConfig_t.topologyFile / "
-               "SPARCOLL_TOPOLOGY_FILE): rank 0 read ", text(all[0].digest), ", rank ", q, " ",
-               text(all[size_t(q)].digest), " (every rank must read the same contents; this rank: '", path, "')");
+      SC_THROW(scInvalidUsage,
+               "the ranks read different topology files (scConfig_t.topologyFile / "
+               "SPARCOLL_TOPOLOGY_FILE): rank 0 read ",
+               text(all[0].digest), ", rank ", q, " ", text(all[size_t(q)].digest),
+               " (every rank must read the same contents; this rank: '", path, "')");
     }
   for (int q = 1; q < P; ++q)
-    SC_REQUIRE(all[size_t(q)].rankOrder == all[0].rankOrder, scInvalidUsage, "SPARCOLL_RING_ORDER differs: ",
-               all[0].rankOrder ? "rank" : "topology", " on rank 0, ", all[size_t(q)].rankOrder ? "rank" : "topology",
-               " on rank ", q);
+    SC_REQUIRE(all[size_t(q)].rankOrder == all[0].rankOrder, scInvalidUsage,
+               "SPARCOLL_RING_ORDER differs: ", all[0].rankOrder ? "rank" : "topology", " on rank 0, ",
+               all[size_t(q)].rankOrder ? "rank" : "topology", " on rank ", q);
 }
 
 // The cost model's view of the tree (model/model.h: Model::linkSecondsPerByte):

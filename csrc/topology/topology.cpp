@@ -216,8 +216,7 @@ Tree parseDoc(const json& doc) {
     if (names.count(name)) bad(where + ": the name is used twice (also " + names[name] + ")");
     names[name] = where;
     const json& s = h["switch"];
-    if (!s.is_string() || !swIndex.count(s.get<std::string>()))
-      bad(where + ".switch: no switch named " + s.dump());
+    if (!s.is_string() || !swIndex.count(s.get<std::string>())) bad(where + ".switch: no switch named " + s.dump());
     int slots = dSlots;
     if (const json* v = get(h, "slots")) {
       if (!isInt(*v) || v->get<long long>() < 1) bad(where + ".slots: " + v->dump() + " must be a positive integer");

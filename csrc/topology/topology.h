@@ -36,9 +36,9 @@ struct Tree {
   std::vector<int> hostSwitch;  // host -> its switch
   std::vector<int> hostSlots;
   std::vector<Link> hostLink;
-  std::vector<int> hostDfs;     // host -> position in the depth-first order
-  std::vector<int> dfsHost;     // position -> host
-  std::vector<int> switchDfs;   // switch -> position of the switch in the walk
+  std::vector<int> hostDfs;    // host -> position in the depth-first order
+  std::vector<int> dfsHost;    // position -> host
+  std::vector<int> switchDfs;  // switch -> position of the switch in the walk
   int root = 0;
 
   int hosts() const { return int(hostName.size()); }
@@ -66,7 +66,6 @@ Tree parse(const std::string& text, const std::string& path);
 
 // Ranks sorted by (hostDfs[hostOf[rank]], rank): order[i] = rank at ring position i.
 std::vector<int> ringOrder(const Tree& t, const std::vector<int>& hostOf);
-
 
 // The machine name of rank `rank` of P: SPARCOLL_HOSTNAME when set (one name
 // for every rank, or a comma-separated list of exactly P names, entry r for

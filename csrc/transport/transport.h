@@ -68,8 +68,7 @@ class Transport {
 
   // Null where there is nothing to wait for (a transport may return it for
   // a round without messages).
-  virtual std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void* stream,
-                                      const Deadline& dl) = 0;
+  virtual std::unique_ptr<Round> post(const std::vector<P2POp>& ops, void* stream, const Deadline& dl) = 0;
   virtual void barrier(void* stream, const Deadline& dl) = 0;
   // Makes later operations fail fast; releases what can be released. Never throws.
   virtual void abort() noexcept = 0;
@@ -90,12 +89,12 @@ class Transport {
   // Baseline collectives of the underlying library (MPI_Allreduce, ncclAllReduce...).
   // Count/types are already validated. avg is handled by the caller when the
   // library lacks it (nativeHasAvg()).
-  virtual void nativeAllReduce(const void* send, void* recv, size_t count, scDataType_t dt,
-                               scRedOp_t op, void* stream, const Deadline& dl) = 0;
-  virtual void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt,
-                                   scRedOp_t op, void* stream, const Deadline& dl) = 0;
-  virtual void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt,
-                               void* stream, const Deadline& dl) = 0;
+  virtual void nativeAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op, void* stream,
+                               const Deadline& dl) = 0;
+  virtual void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op,
+                                   void* stream, const Deadline& dl) = 0;
+  virtual void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt, void* stream,
+                               const Deadline& dl) = 0;
   // In place: every rank's buf becomes root's.
   virtual void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void* stream,
                                const Deadline& dl) = 0;

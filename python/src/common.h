@@ -89,7 +89,10 @@ class CallQueue {
     {
       std::lock_guard<std::mutex> lk(m_);
       for (auto it = queue_.begin(); it != queue_.end(); ++it)
-        if (*it == ticket) { queue_.erase(it); break; }
+        if (*it == ticket) {
+          queue_.erase(it);
+          break;
+        }
     }
     cv_.notify_all();
   }
@@ -140,7 +143,9 @@ scConfig_t makeConfig(int transport, int device, double timeout, int algo, size_
 
 // Raw addresses travel between Python and C++ as integers.
 template <typename T = void>
-inline T* ptr(std::uintptr_t p) { return reinterpret_cast<T*>(p); }
+inline T* ptr(std::uintptr_t p) {
+  return reinterpret_cast<T*>(p);
+}
 
 // Binders of each area (one file each). Every area is always bound: a C
 // function the bindings call must exist, or the build fails.

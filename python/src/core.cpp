@@ -11,9 +11,7 @@
 #include "common.h"
 
 namespace scpy {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // tuningFile: the caller keeps the string alive until the creation returns
 // (the file is read once, there).
@@ -33,9 +31,8 @@ scConfig_t makeConfig(int transport, int device, double timeout, int algo, size_
 namespace {
 
 // mpiCommAddr: address of an MPI_Comm handle (mpi4py: MPI._addressof(comm)), 0 = MPI_COMM_WORLD.
-Comm* initMpi(std::uintptr_t mpiCommAddr, int transport, int device, double timeout, int algo,
-              size_t pipelineBytes, std::optional<std::string> tuningFile,
-              std::optional<std::string> topologyFile) {
+Comm* initMpi(std::uintptr_t mpiCommAddr, int transport, int device, double timeout, int algo, size_t pipelineBytes,
+              std::optional<std::string> tuningFile, std::optional<std::string> topologyFile) {
   scConfig_t cfg = makeConfig(transport, device, timeout, algo, pipelineBytes, tuningFile, topologyFile);
   scComm_t c = nullptr;
   scResult_t r;
@@ -55,9 +52,8 @@ py::bytes uniqueId() {
   return py::bytes(id.internal, sizeof id.internal);
 }
 
-Comm* initRank(int nranks, const py::bytes& id, int rank, int device, double timeout, int algo,
-               size_t pipelineBytes, std::optional<std::string> tuningFile,
-               std::optional<std::string> topologyFile) {
+Comm* initRank(int nranks, const py::bytes& id, int rank, int device, double timeout, int algo, size_t pipelineBytes,
+               std::optional<std::string> tuningFile, std::optional<std::string> topologyFile) {
   const std::string raw = id;
   if (raw.size() != sizeof(scUniqueId))
     throw Failure{scInvalidArgument, "unique id must be " + std::to_string(sizeof(scUniqueId)) +
@@ -114,46 +110,54 @@ py::dict stats(Comm& c) {
 
 void bindCore(py::module_& m) {
   py::class_<Comm>(m, "Comm")
-      .def_property_readonly("rank", [](Comm& c) {
-        int r = 0;
-        check(scCommRank(c.get(), &r), c.get());
-        return r;
-      })
-      .def_property_readonly("size", [](Comm& c) {
-        int s = 0;
-        check(scCommSize(c.get(), &s), c.get());
-        return s;
-      })
-      .def_property_readonly("is_device", [](Comm& c) {
-        int d = 0;
-        check(scCommIsDevice(c.get(), &d), c.get());
-        return d != 0;
-      })
-      .def_property_readonly("device", [](Comm& c) {
-        int d = -1;
-        check(scCommDevice(c.get(), &d), c.get());
-        return d;
-      })
+      .def_property_readonly("rank",
+                             [](Comm& c) {
+                               int r = 0;
+                               check(scCommRank(c.get(), &r), c.get());
+                               return r;
+                             })
+      .def_property_readonly("size",
+                             [](Comm& c) {
+                               int s = 0;
+                               check(scCommSize(c.get(), &s), c.get());
+                               return s;
+                             })
+      .def_property_readonly("is_device",
+                             [](Comm& c) {
+                               int d = 0;
+                               check(scCommIsDevice(c.get(), &d), c.get());
+                               return d != 0;
+                             })
+      .def_property_readonly("device",
+                             [](Comm& c) {
+                               int d = -1;
+                               check(scCommDevice(c.get(), &d), c.get());
+                               return d;
+                             })
       .def_property_readonly("closed", &Comm::closed)
       .def("close", &Comm::close)
       .def("last_error", [](Comm& c) { return std::string(scGetLastError(c.get())); })
       .def("stats", &stats)
       .def("reset_stats", [](Comm& c) { check(scCommResetStats(c.get()), c.get()); })
-      .def("algo_for", [](Comm& c, size_t bytes) {
-        scAlgo_t a = scAlgoAuto;
-        check(scAllReduceAlgoFor(c.get(), bytes, &a), c.get());
-        return int(a);
-      })
-      .def("estimate", [](Comm& c, int coll, int algo, size_t count, int dt, double density) {
-        double s = 0;
-        int pick = 0;
-        check(scEstimateTime(c.get(), scCollective_t(coll), algo, count, scDataType_t(dt), density, &s, &pick),
-              c.get());
-        return py::make_tuple(s, pick);
-      }, py::arg("collective"), py::arg("algo"), py::arg("count"), py::arg("dtype"), py::arg("density"));
+      .def("algo_for",
+           [](Comm& c, size_t bytes) {
+             scAlgo_t a = scAlgoAuto;
+             check(scAllReduceAlgoFor(c.get(), bytes, &a), c.get());
+             return int(a);
+           })
+      .def(
+          "estimate",
+          [](Comm& c, int coll, int algo, size_t count, int dt, double density) {
+            double s = 0;
+            int pick = 0;
+            check(scEstimateTime(c.get(), scCollective_t(coll), algo, count, scDataType_t(dt), density, &s, &pick),
+                  c.get());
+            return py::make_tuple(s, pick);
+          },
+          py::arg("collective"), py::arg("algo"), py::arg("count"), py::arg("dtype"), py::arg("density"));
 
-  m.def("init_mpi", &initMpi, py::return_value_policy::take_ownership, py::arg("mpi_comm_addr"),
-        py::arg("transport"), py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"),
+  m.def("init_mpi", &initMpi, py::return_value_policy::take_ownership, py::arg("mpi_comm_addr"), py::arg("transport"),
+        py::arg("device"), py::arg("timeout"), py::arg("algo"), py::arg("pipeline_bytes"),
         py::arg("tuning_file") = py::none(), py::arg("topology_file") = py::none());
   m.def("get_unique_id", &uniqueId);
   m.def("init_rank", &initRank, py::return_value_policy::take_ownership, py::arg("nranks"), py::arg("unique_id"),
@@ -169,8 +173,7 @@ void bindCore(py::module_& m) {
     scResult_t r;
     {
       CallTurn turn(c);
-      r = scAllReduce(ptr(send), ptr(recv), count, scDataType_t(dt), scRedOp_t(op), scAlgo_t(algo), comm,
-                      ptr(stream));
+      r = scAllReduce(ptr(send), ptr(recv), count, scDataType_t(dt), scRedOp_t(op), scAlgo_t(algo), comm, ptr(stream));
     }
     check(r, comm);
   });
@@ -195,8 +198,7 @@ void bindCore(py::module_& m) {
     }
     check(r, comm);
   });
-  m.def("broadcast", [](Comm& c, std::uintptr_t buf, size_t count, int dt, int root, int algo,
-                        std::uintptr_t stream) {
+  m.def("broadcast", [](Comm& c, std::uintptr_t buf, size_t count, int dt, int root, int algo, std::uintptr_t stream) {
     scComm_t comm = c.get();
     scResult_t r;
     {
@@ -218,16 +220,19 @@ void bindCore(py::module_& m) {
     scComm_t comm = c.get();
     check(scCommAbort(comm), comm);
   });
-  m.def("shrink", [](Comm& c, const std::vector<int>& exclude) {
-    scComm_t comm = c.get(), out = nullptr;
-    scResult_t r;
-    {
-      CallTurn turn(c);
-      r = scCommShrink(comm, exclude.data(), int(exclude.size()), &out);
-    }
-    check(r, comm);
-    return new Comm(out);
-  }, py::return_value_policy::take_ownership);
+  m.def(
+      "shrink",
+      [](Comm& c, const std::vector<int>& exclude) {
+        scComm_t comm = c.get(), out = nullptr;
+        scResult_t r;
+        {
+          CallTurn turn(c);
+          r = scCommShrink(comm, exclude.data(), int(exclude.size()), &out);
+        }
+        check(r, comm);
+        return new Comm(out);
+      },
+      py::return_value_policy::take_ownership);
   m.def("error_string", [](int code) { return std::string(scGetErrorString(scResult_t(code))); });
 }
 

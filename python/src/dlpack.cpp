@@ -56,10 +56,8 @@ py::dict describe(py::capsule cap) {
   d["device_id"] = t.device.device_id;
   std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
   d["shape"] = shape;
-  if (t.strides)
-    d["strides"] = std::vector<int64_t>(t.strides, t.strides + t.ndim);
-  else
-    d["strides"] = py::none();
+  if (t.strides) d["strides"] = std::vector<int64_t>(t.strides, t.strides + t.ndim);
+  else d["strides"] = py::none();
   d["code"] = int(t.dtype.code);
   d["bits"] = int(t.dtype.bits);
   d["lanes"] = int(t.dtype.lanes);

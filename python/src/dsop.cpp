@@ -5,8 +5,8 @@
 namespace scpy {
 
 void bindDsop(py::module_& m) {
-  m.def("dsop", [](Comm& c, std::uintptr_t a, size_t n, std::uintptr_t b, size_t mm, std::uintptr_t G, int dt,
-                   int algo, std::uintptr_t stream) {
+  m.def("dsop", [](Comm& c, std::uintptr_t a, size_t n, std::uintptr_t b, size_t mm, std::uintptr_t G, int dt, int algo,
+                   std::uintptr_t stream) {
     scComm_t comm = c.get();
     scResult_t r;
     {
@@ -15,18 +15,18 @@ void bindDsop(py::module_& m) {
     }
     check(r, comm);
   });
-  m.def("dsop_sparse", [](Comm& c, std::uintptr_t aIdx, std::uintptr_t aVal, size_t aNnz, size_t n,
-                          std::uintptr_t bIdx, std::uintptr_t bVal, size_t bNnz, size_t mm, std::uintptr_t G, int dt,
-                          int algo, std::uintptr_t stream) {
-    scComm_t comm = c.get();
-    scResult_t r;
-    {
-      CallTurn turn(c);
-      r = scDsopSparse(ptr<const uint64_t>(aIdx), ptr(aVal), aNnz, n, ptr<const uint64_t>(bIdx), ptr(bVal), bNnz,
-                       mm, ptr(G), scDataType_t(dt), scDsopAlgo_t(algo), comm, ptr(stream));
-    }
-    check(r, comm);
-  });
+  m.def("dsop_sparse",
+        [](Comm& c, std::uintptr_t aIdx, std::uintptr_t aVal, size_t aNnz, size_t n, std::uintptr_t bIdx,
+           std::uintptr_t bVal, size_t bNnz, size_t mm, std::uintptr_t G, int dt, int algo, std::uintptr_t stream) {
+          scComm_t comm = c.get();
+          scResult_t r;
+          {
+            CallTurn turn(c);
+            r = scDsopSparse(ptr<const uint64_t>(aIdx), ptr(aVal), aNnz, n, ptr<const uint64_t>(bIdx), ptr(bVal), bNnz,
+                             mm, ptr(G), scDataType_t(dt), scDsopAlgo_t(algo), comm, ptr(stream));
+          }
+          check(r, comm);
+        });
   m.def("dsop_output_type", [](int dt) {
     scDataType_t out = scFloat32;
     check(scDsopOutputType(scDataType_t(dt), &out), nullptr);

@@ -46,8 +46,8 @@ void bindModel(py::module_& m) {
   py::class_<CostModel>(m, "CostModel")
       .def(py::init<std::optional<std::string>, int, bool, int, int, int>(), py::arg("tuning_file"),
            py::arg("transport"), py::arg("device"), py::arg("nranks"), py::arg("machines"), py::arg("algo"))
-      .def("estimate", &CostModel::estimate, py::arg("collective"), py::arg("algo"), py::arg("count"),
-           py::arg("dtype"), py::arg("density"))
+      .def("estimate", &CostModel::estimate, py::arg("collective"), py::arg("algo"), py::arg("count"), py::arg("dtype"),
+           py::arg("density"))
       .def("neighbor_time", &CostModel::neighborTime, py::arg("terms"), py::arg("bytes"))
       .def("close", &CostModel::close);
 }

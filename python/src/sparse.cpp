@@ -43,19 +43,19 @@ class SparseResult : public Owned<scSparseResult_t, scSparseResultDestroy> {
 }  // namespace
 
 void bindSparse(py::module_& m) {
-  m.def("sparse_allreduce", [](Comm& c, std::uintptr_t idx, std::uintptr_t val, size_t nnz, size_t dim, int itype,
-                               int vtype, int op, int algo, unsigned flags, double switchDensity, int earlyGroup,
-                               std::uintptr_t out, std::uintptr_t stream) {
-    scComm_t comm = c.get();
-    scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
-    scResult_t r;
-    {
-      CallTurn turn(c);
-      r = scSparseAllReduceEx(ptr(idx), ptr(val), nnz, dim, scIndexType_t(itype), scDataType_t(vtype), scRedOp_t(op),
-                              scSparseAlgo_t(algo), &o, ptr(out), comm, ptr(stream));
-    }
-    check(r, comm);
-  });
+  m.def("sparse_allreduce",
+        [](Comm& c, std::uintptr_t idx, std::uintptr_t val, size_t nnz, size_t dim, int itype, int vtype, int op,
+           int algo, unsigned flags, double switchDensity, int earlyGroup, std::uintptr_t out, std::uintptr_t stream) {
+          scComm_t comm = c.get();
+          scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
+          scResult_t r;
+          {
+            CallTurn turn(c);
+            r = scSparseAllReduceEx(ptr(idx), ptr(val), nnz, dim, scIndexType_t(itype), scDataType_t(vtype),
+                                    scRedOp_t(op), scSparseAlgo_t(algo), &o, ptr(out), comm, ptr(stream));
+          }
+          check(r, comm);
+        });
 
   py::class_<SparseResult>(m, "SparseResultHandle")
       .def(py::init<Comm&>())
@@ -65,36 +65,36 @@ void bindSparse(py::module_& m) {
         return s.describe();
       });
 
-  m.def("sparse_allreduce_to_sparse", [](Comm& c, std::uintptr_t idx, std::uintptr_t val, size_t nnz, size_t dim,
-                                         int itype, int vtype, int op, int algo, unsigned flags, double switchDensity,
-                                         int earlyGroup, SparseResult& res, std::uintptr_t stream) {
-    scComm_t comm = c.get();
-    scSparseResult_t rh = res.get();
-    scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
-    scResult_t r;
-    {
-      CallTurn turn(c);
-      r = scSparseAllReduceToSparse(ptr(idx), ptr(val), nnz, dim, scIndexType_t(itype), scDataType_t(vtype),
-                                    scRedOp_t(op), scSparseAlgo_t(algo), &o, rh, comm, ptr(stream));
-    }
-    check(r, comm);
-    return res.describe();
-  });
+  m.def("sparse_allreduce_to_sparse",
+        [](Comm& c, std::uintptr_t idx, std::uintptr_t val, size_t nnz, size_t dim, int itype, int vtype, int op,
+           int algo, unsigned flags, double switchDensity, int earlyGroup, SparseResult& res, std::uintptr_t stream) {
+          scComm_t comm = c.get();
+          scSparseResult_t rh = res.get();
+          scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
+          scResult_t r;
+          {
+            CallTurn turn(c);
+            r = scSparseAllReduceToSparse(ptr(idx), ptr(val), nnz, dim, scIndexType_t(itype), scDataType_t(vtype),
+                                          scRedOp_t(op), scSparseAlgo_t(algo), &o, rh, comm, ptr(stream));
+          }
+          check(r, comm);
+          return res.describe();
+        });
 
   // The static-size path: nnzPtr / status are addresses in the communicator's memory (0: none).
-  m.def("sparse_allreduce_static", [](Comm& c, std::uintptr_t idx, std::uintptr_t val, size_t nnz,
-                                      std::uintptr_t nnzPtr, size_t capacity, size_t dim, int itype, int vtype, int op,
-                                      std::uintptr_t out, std::uintptr_t status, std::uintptr_t stream) {
-    scComm_t comm = c.get();
-    scResult_t r;
-    {
-      CallTurn turn(c);
-      r = scSparseAllReduceStatic(ptr(idx), ptr(val), nnz, ptr<const uint64_t>(nnzPtr), capacity, dim,
-                                  scIndexType_t(itype), scDataType_t(vtype), scRedOp_t(op), ptr(out),
-                                  ptr<uint64_t>(status), comm, ptr(stream));
-    }
-    check(r, comm);
-  });
+  m.def("sparse_allreduce_static",
+        [](Comm& c, std::uintptr_t idx, std::uintptr_t val, size_t nnz, std::uintptr_t nnzPtr, size_t capacity,
+           size_t dim, int itype, int vtype, int op, std::uintptr_t out, std::uintptr_t status, std::uintptr_t stream) {
+          scComm_t comm = c.get();
+          scResult_t r;
+          {
+            CallTurn turn(c);
+            r = scSparseAllReduceStatic(ptr(idx), ptr(val), nnz, ptr<const uint64_t>(nnzPtr), capacity, dim,
+                                        scIndexType_t(itype), scDataType_t(vtype), scRedOp_t(op), ptr(out),
+                                        ptr<uint64_t>(status), comm, ptr(stream));
+          }
+          check(r, comm);
+        });
 
   m.def("sparse_static_advised", [](Comm& c, size_t capacity, size_t dim, int itype, int vtype) {
     scComm_t comm = c.get();
@@ -103,8 +103,8 @@ void bindSparse(py::module_& m) {
     return use != 0;
   });
 
-  m.def("sparse_algo_for", [](Comm& c, std::vector<size_t> nnzPerRank, size_t dim, int itype, int vtype,
-                              unsigned flags, double switchDensity, int earlyGroup, bool denseOutput) {
+  m.def("sparse_algo_for", [](Comm& c, std::vector<size_t> nnzPerRank, size_t dim, int itype, int vtype, unsigned flags,
+                              double switchDensity, int earlyGroup, bool denseOutput) {
     scComm_t comm = c.get();
     scSparseOptions_t o = makeOpts(flags, switchDensity, earlyGroup);
     scSparseAlgo_t a = scSparseAuto;

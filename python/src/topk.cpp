@@ -33,8 +33,8 @@ class TopkState : public Owned<scTopkState_t, scTopkStateDestroy> {
 }  // namespace
 
 void bindTopk(py::module_& m) {
-  m.def("topk_max_output", [](size_t n, int method, size_t k, size_t bucket, int output, int indexType,
-                              uint64_t seed, uint64_t step, size_t samples) {
+  m.def("topk_max_output", [](size_t n, int method, size_t k, size_t bucket, int output, int indexType, uint64_t seed,
+                              uint64_t step, size_t samples) {
     scTopkConfig_t c = makeCfg(method, k, bucket, output, indexType, seed, step, samples);
     size_t cap = 0;
     check(scTopkMaxOutput(n, &c, &cap), nullptr);
@@ -59,11 +59,12 @@ void bindTopk(py::module_& m) {
   py::class_<TopkState>(m, "TopkStateHandle")
       .def(py::init<size_t, int, int>(), py::arg("n"), py::arg("dtype"), py::arg("device"))
       .def("close", &TopkState::close)
-      .def("residual_ptr", [](TopkState& s) {
-        void* p = nullptr;
-        check(scTopkStateResidual(s.get(), &p), nullptr);
-        return reinterpret_cast<std::uintptr_t>(p);
-      })
+      .def("residual_ptr",
+           [](TopkState& s) {
+             void* p = nullptr;
+             check(scTopkStateResidual(s.get(), &p), nullptr);
+             return reinterpret_cast<std::uintptr_t>(p);
+           })
       .def("reset", [](TopkState& s, std::uintptr_t stream) { check(scTopkStateReset(s.get(), ptr(stream)), nullptr); })
       .def_property(
           "step",

@@ -16,8 +16,8 @@ namespace {
 testing::AssertionResult failedWith(scResult_t r, scResult_t want, const char* needle) {
   const std::string msg = scGetLastError(nullptr);
   if (r != want)
-    return testing::AssertionFailure() << "returned " << scGetErrorString(r) << ", expected "
-                                       << scGetErrorString(want) << " (last error: " << msg << ")";
+    return testing::AssertionFailure() << "returned " << scGetErrorString(r) << ", expected " << scGetErrorString(want)
+                                       << " (last error: " << msg << ")";
   if (msg.find(needle) == std::string::npos)
     return testing::AssertionFailure() << "message '" << msg << "' does not mention '" << needle << "'";
   return testing::AssertionSuccess();

@@ -34,8 +34,8 @@ scConfig_t testConfig();
 // Number of CUDA devices (0 without a CUDA build or a driver).
 int gpuCount();
 // Skips the current test with a clear message when no GPU is present.
-#define SC_REQUIRE_GPU()                                                              \
-  do {                                                                                \
+#define SC_REQUIRE_GPU()                                                                       \
+  do {                                                                                         \
     if (::sctest::gpuCount() == 0) GTEST_SKIP() << "no CUDA device present: GPU test skipped"; \
   } while (0)
 
@@ -53,9 +53,9 @@ class ScopedEnv {
 };
 
 // ASSERT-style check of an scResult_t with the communicator's last error.
-#define SC_OK(comm, expr)                                                               \
-  do {                                                                                 \
-    scResult_t r_ = (expr);                                                            \
+#define SC_OK(comm, expr)                                                                              \
+  do {                                                                                                 \
+    scResult_t r_ = (expr);                                                                            \
     ASSERT_EQ(r_, scSuccess) << #expr << ": " << scGetErrorString(r_) << ": " << scGetLastError(comm); \
   } while (0)
 

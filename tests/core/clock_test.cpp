@@ -13,7 +13,9 @@ namespace {
 
 using sc::Clock;
 
-Clock::duration budget(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
+Clock::duration budget(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
 
 TEST(Deadline, AtFirstLookStartsOnceForEveryCopy) {
   constexpr double kBudget = 0.25;

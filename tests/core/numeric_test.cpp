@@ -60,7 +60,9 @@ TEST(Numeric, HalfWideningEveryPattern) {
       ASSERT_EQ((got >> 13) & 0x3ffu, m) << std::hex << h;
       continue;
     }
-    const double mag = e == 31 ? INFINITY : e == 0 ? std::ldexp(double(m), -24) : std::ldexp(double(1024 + m), int(e) - 25);
+    const double mag = e == 31  ? INFINITY
+                       : e == 0 ? std::ldexp(double(m), -24)
+                                : std::ldexp(double(1024 + m), int(e) - 25);
     ASSERT_EQ(double(std::fabs(asF32(got))), mag) << std::hex << h;
     ASSERT_EQ(halfToFloat(uint16_t(h)), asF32(got)) << std::hex << h;
 #if defined(__FLT16_MAX__)
@@ -100,10 +102,12 @@ uint16_t halfReference(uint32_t x) {
 
 TEST(Numeric, HalfNarrowingEveryFloat) {
   uint32_t first = 0;
-  const uint64_t bad = forAll32([](uint32_t x) {
-    const uint16_t got = f32BitsToHalf(x);
-    return got == halfReference(x) && floatToHalf(asF32(x)) == got;
-  }, &first);
+  const uint64_t bad = forAll32(
+      [](uint32_t x) {
+        const uint16_t got = f32BitsToHalf(x);
+        return got == halfReference(x) && floatToHalf(asF32(x)) == got;
+      },
+      &first);
   EXPECT_EQ(bad, 0u) << "first failing float32 pattern 0x" << std::hex << first << ": got 0x" << f32BitsToHalf(first)
                      << ", want 0x" << halfReference(first);
 }
@@ -154,10 +158,12 @@ uint16_t bf16Reference(uint32_t x) {
 
 TEST(Numeric, Bf16NarrowingEveryFloat) {
   uint32_t first = 0;
-  const uint64_t bad = forAll32([](uint32_t x) {
-    const uint16_t got = f32BitsToBf16(x);
-    return got == bf16Reference(x) && floatToBf16(asF32(x)) == got;
-  }, &first);
+  const uint64_t bad = forAll32(
+      [](uint32_t x) {
+        const uint16_t got = f32BitsToBf16(x);
+        return got == bf16Reference(x) && floatToBf16(asF32(x)) == got;
+      },
+      &first);
   EXPECT_EQ(bad, 0u) << "first failing float32 pattern 0x" << std::hex << first << ": got 0x" << f32BitsToBf16(first)
                      << ", want 0x" << bf16Reference(first);
 }

@@ -183,11 +183,11 @@ TEST(ReduceOp, HalfKnownAnswers) {
   EXPECT_EQ(Arith<Half>::max(h(0x8000), h(0x0000)).bits, 0x0000);   // -0 < +0, either order
   EXPECT_EQ(Arith<Half>::max(h(0x0000), h(0x8000)).bits, 0x0000);
   EXPECT_EQ(Arith<Half>::min(h(0x0000), h(0x8000)).bits, 0x8000);
-  EXPECT_EQ(Arith<Half>::max(h(0x7e01), h(0x3c00)).bits, 0x7e01);   // NaN first: kept, payload and all
-  EXPECT_EQ(Arith<Half>::min(h(0x3c00), h(0xfe03)).bits, 0xfe03);   // NaN second: kept too
-  EXPECT_EQ(Arith<Half>::max(h(0x7e01), h(0xfe03)).bits, 0x7e00);   // two NaNs: the quiet NaN, either order
+  EXPECT_EQ(Arith<Half>::max(h(0x7e01), h(0x3c00)).bits, 0x7e01);  // NaN first: kept, payload and all
+  EXPECT_EQ(Arith<Half>::min(h(0x3c00), h(0xfe03)).bits, 0xfe03);  // NaN second: kept too
+  EXPECT_EQ(Arith<Half>::max(h(0x7e01), h(0xfe03)).bits, 0x7e00);  // two NaNs: the quiet NaN, either order
   EXPECT_EQ(Arith<Half>::max(h(0xfe03), h(0x7e01)).bits, 0x7e00);
-  EXPECT_EQ(Arith<Half>::max(h(0x7c01), h(0x7c00)).bits, 0x7c01);   // a signalling NaN is selected as it is
+  EXPECT_EQ(Arith<Half>::max(h(0x7c01), h(0x7c00)).bits, 0x7c01);  // a signalling NaN is selected as it is
 }
 
 // --- integers -----------------------------------------------------------------
@@ -227,8 +227,18 @@ TEST(ReduceOp, EightBitIntegersEveryPair) {
 template <typename T>
 std::vector<T> edges() {
   using L = std::numeric_limits<T>;
-  std::vector<T> v = {L::min(), T(L::min() + 1), T(L::max() - 1), L::max(), T(0), T(1), T(2), T(3), T(L::max() / 2),
-                      T(L::max() / 2 + 1), T(0x5555555555555555ull), T(0xaaaaaaaaaaaaaaaaull)};
+  std::vector<T> v = {L::min(),
+                      T(L::min() + 1),
+                      T(L::max() - 1),
+                      L::max(),
+                      T(0),
+                      T(1),
+                      T(2),
+                      T(3),
+                      T(L::max() / 2),
+                      T(L::max() / 2 + 1),
+                      T(0x5555555555555555ull),
+                      T(0xaaaaaaaaaaaaaaaaull)};
   if (std::is_signed_v<T>) v.insert(v.end(), {T(-1), T(-2), T(-3), T(L::min() / 2)});
   return v;
 }

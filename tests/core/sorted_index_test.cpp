@@ -33,12 +33,12 @@ TEST(SortedIndex, FaultAt) {
   EXPECT_EQ(faultAt(x.data(), 2, 10, false), sorted::kDuplicate);
   EXPECT_EQ(faultAt(x.data(), 3, 10, false), sorted::kUnsorted);
   EXPECT_EQ(faultAt(x.data(), 4, 10, false), sorted::kOk);
-  EXPECT_EQ(faultAt(x.data(), 5, 10, false), sorted::kRange);     // 12 >= 10
-  EXPECT_EQ(faultAt(x.data(), 3, 10, true), sorted::kOk);         // range only
-  EXPECT_EQ(faultAt(x.data(), 4, 9, true), sorted::kRange);       // 9 >= 9
+  EXPECT_EQ(faultAt(x.data(), 5, 10, false), sorted::kRange);  // 12 >= 10
+  EXPECT_EQ(faultAt(x.data(), 3, 10, true), sorted::kOk);      // range only
+  EXPECT_EQ(faultAt(x.data(), 4, 9, true), sorted::kRange);    // 9 >= 9
   const std::vector<uint64_t> big = {0, ~uint64_t(0)};
   EXPECT_EQ(faultAt(big.data(), 1, ~uint64_t(0), false), sorted::kRange);
-  EXPECT_EQ(faultAt(big.data(), 1, 0, false), sorted::kRange);   // dim 0: every index is out of range
+  EXPECT_EQ(faultAt(big.data(), 1, 0, false), sorted::kRange);  // dim 0: every index is out of range
 }
 
 template <typename I>
@@ -72,9 +72,8 @@ TEST(SortedIndex, PartStartSplitsByRange) {
     const std::vector<uint32_t> x = sortedIndices<uint32_t>(rng, size_t(rng() % 200), lo, lo + len, true);
     uint64_t first = 0;
     for (int p = 0; p < parts; ++p) {
-      const uint64_t count = uint64_t(std::count_if(x.begin(), x.end(), [&](uint32_t v) {
-        return v >= bounds[p] && v < bounds[p + 1];
-      }));
+      const uint64_t count =
+          uint64_t(std::count_if(x.begin(), x.end(), [&](uint32_t v) { return v >= bounds[p] && v < bounds[p + 1]; }));
       ASSERT_EQ(sorted::partStart(x.data(), x.size(), bounds.data(), parts, p), first) << "part " << p;
       first += count;
     }

@@ -30,8 +30,7 @@ std::string Call::label() const {
   return os.str();
 }
 
-bool checkAllReduce(scComm_t comm, int rank, int P, const Call& c, const Bytes& expected, CrossRank* xr,
-                    size_t first) {
+bool checkAllReduce(scComm_t comm, int rank, int P, const Call& c, const Bytes& expected, CrossRank* xr, size_t first) {
   const size_t esz = elemSize(c.dt), bytes = c.count * esz;
   const Bytes input = makeInput(c.dt, c.op, P, rank, 0, c.count);
   Bytes out(bytes + kGuard, kFill);

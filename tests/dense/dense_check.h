@@ -13,8 +13,8 @@ namespace dtest {
 struct Call {
   scAlgo_t algo;
   scDataType_t dt;
-  scRedOp_t op;   // ignored by allgather
-  size_t count;   // allreduce: count; reduce-scatter: recvcount; allgather: sendcount
+  scRedOp_t op;  // ignored by allgather
+  size_t count;  // allreduce: count; reduce-scatter: recvcount; allgather: sendcount
   bool inPlace;
   std::string label() const;
 };

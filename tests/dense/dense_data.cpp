@@ -44,9 +44,7 @@ uint64_t mix(uint64_t x) {  // splitmix64 finaliser
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
 }
-uint64_t hash3(uint64_t salt, uint64_t r, uint64_t i) {
-  return mix(salt * 0xD1B54A32D192ED03ull ^ (r << 56) ^ i);
-}
+uint64_t hash3(uint64_t salt, uint64_t r, uint64_t i) { return mix(salt * 0xD1B54A32D192ED03ull ^ (r << 56) ^ i); }
 
 // Uniform integer in [0, n) from 64 random bits (multiply-shift, no division).
 uint64_t below(uint64_t h, uint64_t n) { return uint64_t((u128(h) * n) >> 64); }
@@ -71,8 +69,7 @@ struct Gen {
     const uint64_t h = hash3(salt, uint64_t(r), i);
     const bool hasSign = t.kind != Kind::Unsigned;
     switch (op) {
-      case scSum:
-        return hasSign ? uniform(h, -t.B, t.B) : uniform(h, 0, 2 * t.B);
+      case scSum: return hasSign ? uniform(h, -t.B, t.B) : uniform(h, 0, 2 * t.B);
       case scAvg:
         if (t.kind != Kind::Float) return hasSign ? uniform(h, -t.B, t.B) : uniform(h, 0, 2 * t.B);
         {  // a(i) + d(r, i), sum over r of d(r, i) = 0
@@ -88,22 +85,24 @@ struct Gen {
         return f;
       }
       case scMax:
-      case scMin:
-        return uniform(h, t.lo, t.hi);
-      default:
-        throw std::logic_error("test: unknown op");
+      case scMin: return uniform(h, t.lo, t.hi);
+      default: throw std::logic_error("test: unknown op");
     }
   }
 
   // Writes v (exact in the type) as one element; negZero: a float zero with the sign bit.
   void encode(i128 v, bool negZero, uint8_t* out) const {
     switch (dt) {
-      case scInt8: case scInt32: case scInt64: {
+      case scInt8:
+      case scInt32:
+      case scInt64: {
         const int64_t x = int64_t(v);
         std::memcpy(out, &x, t.size);  // little-endian: the low bytes
         return;
       }
-      case scUint8: case scUint32: case scUint64: {
+      case scUint8:
+      case scUint32:
+      case scUint64: {
         const uint64_t x = uint64_t(v);
         std::memcpy(out, &x, t.size);
         return;
@@ -160,15 +159,15 @@ uint16_t smallFloatBits(int64_t v, bool negZero, int mbits, int bias, int maxExp
 
 }  // namespace
 
-const scDataType_t kAllTypes[10] = {scInt8,  scUint8,   scInt32,   scUint32,  scInt64,
+const scDataType_t kAllTypes[10] = {scInt8,   scUint8,   scInt32,   scUint32,  scInt64,
                                     scUint64, scFloat16, scFloat32, scFloat64, scBfloat16};
 const scRedOp_t kAllOps[5] = {scSum, scProd, scMax, scMin, scAvg};
 
 size_t elemSize(scDataType_t dt) { return info(dt).size; }
 
 const char* typeStr(scDataType_t dt) {
-  static const char* n[] = {"int8",    "uint8",   "int32",   "uint32",  "int64",
-                            "uint64",  "float16", "float32", "float64", "bfloat16"};
+  static const char* n[] = {"int8",   "uint8",   "int32",   "uint32",  "int64",
+                            "uint64", "float16", "float32", "float64", "bfloat16"};
   return dt >= 0 && dt < 10 ? n[dt] : "?";
 }
 const char* opStr(scRedOp_t op) {
@@ -202,7 +201,8 @@ Bytes makeExpected(scDataType_t dt, scRedOp_t op, int P, size_t first, size_t n)
       const i128 v = g.value(r, i);
       negatives += v < 0;
       switch (op) {
-        case scSum: case scAvg: acc += v; break;
+        case scSum:
+        case scAvg: acc += v; break;
         case scProd: acc *= v; break;
         case scMax: acc = v > acc ? v : acc; break;
         case scMin: acc = v < acc ? v : acc; break;
@@ -243,8 +243,8 @@ std::string firstMismatch(const uint8_t* got, const uint8_t* want, size_t n, siz
     return os.str();
   };
   std::ostringstream os;
-  os << count << " of " << n << " elements differ; first at index " << first << ": got "
-     << hex(got + first * esz) << ", expected " << hex(want + first * esz);
+  os << count << " of " << n << " elements differ; first at index " << first << ": got " << hex(got + first * esz)
+     << ", expected " << hex(want + first * esz);
   return os.str();
 }
 

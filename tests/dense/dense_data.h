@@ -51,7 +51,9 @@ std::string firstMismatch(const uint8_t* got, const uint8_t* want, size_t n, siz
 std::vector<size_t> smallCounts(int P);
 // Rank r's share [first, first + len) of n elements split over P ranks
 // (balanced: the first n % P shares are one larger).
-struct Share { size_t first, len; };
+struct Share {
+  size_t first, len;
+};
 Share share(size_t n, int P, int r);
 
 // The big count of the grid: 2^20 + 3.

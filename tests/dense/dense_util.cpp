@@ -35,14 +35,15 @@ testing::AssertionResult failedWith(scResult_t r, scResult_t want, scComm_t comm
   const std::string msg = scGetLastError(comm);
   if (r != want)
     return testing::AssertionFailure() << "returned " << int(r) << " (" << scGetErrorString(r) << "), expected "
-                                       << int(want) << " (" << scGetErrorString(want) << "); last error: '"
-                                       << msg << "'";
+                                       << int(want) << " (" << scGetErrorString(want) << "); last error: '" << msg
+                                       << "'";
   if (msg.empty()) return testing::AssertionFailure() << "scGetLastError is empty";
   if (!contains(msg, needle))
     return testing::AssertionFailure() << "last error '" << msg << "' does not mention '" << needle << "'";
   // file:line, e.g. "(csrc/algo/api_dense.cpp:27)"
   const auto colon = msg.rfind(':');
-  if (msg.find("csrc/") == std::string::npos || colon == std::string::npos || !std::isdigit((unsigned char)msg[colon + 1]))
+  if (msg.find("csrc/") == std::string::npos || colon == std::string::npos ||
+      !std::isdigit((unsigned char)msg[colon + 1]))
     return testing::AssertionFailure() << "last error '" << msg << "' carries no csrc/<file>:<line>";
   return testing::AssertionSuccess();
 }

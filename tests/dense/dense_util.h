@@ -13,8 +13,8 @@ namespace dtest {
 // True when a P-rank test runs in this binary: always on the local transport,
 // only for P == world size under mpirun.
 bool runsHere(int P);
-#define DT_SKIP_UNLESS_RUNS(P)                                                         \
-  do {                                                                                 \
+#define DT_SKIP_UNLESS_RUNS(P)                                                                  \
+  do {                                                                                          \
     if (!::dtest::runsHere(P)) GTEST_SKIP() << "P=" << (P) << " runs under mpirun -np " << (P); \
   } while (0)
 

@@ -17,14 +17,17 @@ TEST_P(AllGatherGrid, AllTypes) {
   DT_SKIP_UNLESS_RUNS(P);
   CrossRank xr(P);
   const scConfig_t cfg = config();
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    bool ok = true;
-    for (scDataType_t dt : kAllTypes)
-      for (size_t sc : smallCounts(P))
-        for (bool inPlace : {false, true})
-          ok = ok && checkAllGather(comm, rank, P, {algo, dt, scSum, sc, inPlace}, uint64_t(dt) * 7919 + sc, &xr);
-    xr.finish(rank);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        bool ok = true;
+        for (scDataType_t dt : kAllTypes)
+          for (size_t sc : smallCounts(P))
+            for (bool inPlace : {false, true})
+              ok = ok && checkAllGather(comm, rank, P, {algo, dt, scSum, sc, inPlace}, uint64_t(dt) * 7919 + sc, &xr);
+        xr.finish(rank);
+      },
+      &cfg);
   xr.verify();
 }
 
@@ -37,14 +40,17 @@ TEST_P(AllGatherGrid, BigCount) {
   const size_t sc = (kBigCount + size_t(P) - 1) / size_t(P);
   CrossRank xr(P);
   const scConfig_t cfg = config();
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    bool ok = true;
-    for (int j = 0; ok && j < 3; ++j) {
-      const scDataType_t dt = kAllTypes[(3 * int(algo) + j) % 10];
-      ok = checkAllGather(comm, rank, P, {algo, dt, scSum, sc, j == 1}, 77 + uint64_t(j), &xr);
-    }
-    xr.finish(rank);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        bool ok = true;
+        for (int j = 0; ok && j < 3; ++j) {
+          const scDataType_t dt = kAllTypes[(3 * int(algo) + j) % 10];
+          ok = checkAllGather(comm, rank, P, {algo, dt, scSum, sc, j == 1}, 77 + uint64_t(j), &xr);
+        }
+        xr.finish(rank);
+      },
+      &cfg);
   xr.verify();
 }
 

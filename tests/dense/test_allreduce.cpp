@@ -15,22 +15,30 @@ TEST_P(AllReduceGrid, AllTypesAndOps) {
   const int P = std::get<0>(GetParam());
   const scAlgo_t algo = std::get<1>(GetParam());
   DT_SKIP_UNLESS_RUNS(P);
-  struct Ref { scDataType_t dt; scRedOp_t op; size_t count; Bytes want; };
+  struct Ref {
+    scDataType_t dt;
+    scRedOp_t op;
+    size_t count;
+    Bytes want;
+  };
   std::vector<Ref> refs;
   for (scDataType_t dt : kAllTypes)
     for (scRedOp_t op : kAllOps)
       for (size_t count : smallCounts(P)) refs.push_back({dt, op, count, makeExpected(dt, op, P, 0, count)});
   CrossRank xr(P);
   const scConfig_t cfg = config();
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    bool ok = true;
-    for (size_t k = 0; ok && k < refs.size(); ++k)
-      for (bool inPlace : {false, true}) {
-        const Ref& ref = refs[k];
-        ok = ok && checkAllReduce(comm, rank, P, {algo, ref.dt, ref.op, ref.count, inPlace}, ref.want, &xr);
-      }
-    xr.finish(rank);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        bool ok = true;
+        for (size_t k = 0; ok && k < refs.size(); ++k)
+          for (bool inPlace : {false, true}) {
+            const Ref& ref = refs[k];
+            ok = ok && checkAllReduce(comm, rank, P, {algo, ref.dt, ref.op, ref.count, inPlace}, ref.want, &xr);
+          }
+        xr.finish(rank);
+      },
+      &cfg);
   xr.verify();
 }
 
@@ -41,11 +49,15 @@ TEST_P(AllReduceGrid, BigCount) {
   const int P = std::get<0>(GetParam());
   const scAlgo_t algo = std::get<1>(GetParam());
   DT_SKIP_UNLESS_RUNS(P);
-  struct Triple { scDataType_t dt; scRedOp_t op; bool inPlace; };
-  static const Triple kTriples[10] = {
-      {scFloat32, scSum, false}, {scBfloat16, scProd, true}, {scInt32, scMin, true},  {scFloat16, scAvg, false},
-      {scUint8, scMax, false},   {scInt64, scSum, true},     {scFloat64, scAvg, true}, {scUint64, scProd, false},
-      {scInt8, scAvg, false},    {scUint32, scMax, true}};
+  struct Triple {
+    scDataType_t dt;
+    scRedOp_t op;
+    bool inPlace;
+  };
+  static const Triple kTriples[10] = {{scFloat32, scSum, false}, {scBfloat16, scProd, true}, {scInt32, scMin, true},
+                                      {scFloat16, scAvg, false}, {scUint8, scMax, false},    {scInt64, scSum, true},
+                                      {scFloat64, scAvg, true},  {scUint64, scProd, false},  {scInt8, scAvg, false},
+                                      {scUint32, scMax, true}};
   // Local threads share one reference; MPI ranks each compute and verify a
   // 1/P share of it, the cross-rank identity check covers the rest.
   const bool shared = sctest::mode() == sctest::Mode::Local;
@@ -57,19 +69,22 @@ TEST_P(AllReduceGrid, BigCount) {
   }
   CrossRank xr(P);
   const scConfig_t cfg = config();
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    bool ok = true;
-    for (size_t j = 0; ok && j < picks.size(); ++j) {
-      const Call c{algo, picks[j].dt, picks[j].op, kBigCount, picks[j].inPlace};
-      if (shared) {
-        ok = checkAllReduce(comm, rank, P, c, refs[j], &xr);
-      } else {
-        const Share s = share(kBigCount, P, rank);
-        ok = checkAllReduce(comm, rank, P, c, makeExpected(c.dt, c.op, P, s.first, s.len), &xr, s.first);
-      }
-    }
-    xr.finish(rank);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        bool ok = true;
+        for (size_t j = 0; ok && j < picks.size(); ++j) {
+          const Call c{algo, picks[j].dt, picks[j].op, kBigCount, picks[j].inPlace};
+          if (shared) {
+            ok = checkAllReduce(comm, rank, P, c, refs[j], &xr);
+          } else {
+            const Share s = share(kBigCount, P, rank);
+            ok = checkAllReduce(comm, rank, P, c, makeExpected(c.dt, c.op, P, s.first, s.len), &xr, s.first);
+          }
+        }
+        xr.finish(rank);
+      },
+      &cfg);
   xr.verify();
 }
 
@@ -82,24 +97,28 @@ TEST(AllReduceAvg, ManyRanksEightBit) {
   for (int P : {130, 256}) {
     SCOPED_TRACE(testing::Message() << "P=" << P);
     const scConfig_t cfg = config(120);
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      for (scDataType_t dt : {scInt8, scUint8}) {
-        const uint8_t extreme = dt == scInt8 ? 0x80 : 0xff;  // -128 / 255
-        std::vector<uint8_t> buf(3, rank == 0 ? extreme : 0);
-        ASSERT_EQ(scAllReduce(buf.data(), buf.data(), buf.size(), dt, scAvg, scAlgoRecDbl, comm, nullptr),
-                  scSuccess)
-            << scGetLastError(comm);
-        const int want = dt == scInt8 ? -128 / P : 255 / P;
-        for (uint8_t v : buf) ASSERT_EQ(dt == scInt8 ? int(int8_t(v)) : int(v), want) << typeStr(dt) << " rank " << rank;
-      }
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          for (scDataType_t dt : {scInt8, scUint8}) {
+            const uint8_t extreme = dt == scInt8 ? 0x80 : 0xff;  // -128 / 255
+            std::vector<uint8_t> buf(3, rank == 0 ? extreme : 0);
+            ASSERT_EQ(scAllReduce(buf.data(), buf.data(), buf.size(), dt, scAvg, scAlgoRecDbl, comm, nullptr),
+                      scSuccess)
+                << scGetLastError(comm);
+            const int want = dt == scInt8 ? -128 / P : 255 / P;
+            for (uint8_t v : buf)
+              ASSERT_EQ(dt == scInt8 ? int(int8_t(v)) : int(v), want) << typeStr(dt) << " rank " << rank;
+          }
+        },
+        &cfg);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dense, AllReduceGrid,
                          testing::Combine(testing::ValuesIn(gridP()),
-                                          testing::Values(scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl,
-                                                          scAlgoNative, scAlgoAuto)),
+                                          testing::Values(scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoNative,
+                                                          scAlgoAuto)),
                          PAlgoName());
 
 }  // namespace

@@ -46,25 +46,28 @@ TEST_P(AutoSelect, ModelPicksAndAutoRunsThePick) {
   DT_SKIP_UNLESS_RUNS(P);
   const scConfig_t cfg = config(30, kSliceBytes);
   CrossRank xr(P);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    EXPECT_EQ(algoFor(comm, 8), scAlgoRecDbl) << "8-byte allreduce on " << P << " ranks";
-    const scAlgo_t big = algoFor(comm, size_t(64) << 20);
-    EXPECT_TRUE(big == scAlgoRing || big == scAlgoRabenseifner) << "64 MiB allreduce picked " << algoStr(big);
-    std::vector<int> picks;
-    for (size_t bytes = 4; bytes <= (size_t(64) << 20); bytes *= 4) {
-      const scAlgo_t a = algoFor(comm, bytes);
-      EXPECT_TRUE(a == scAlgoRing || a == scAlgoRabenseifner || a == scAlgoRecDbl)
-          << bytes << " bytes: auto resolved to " << algoStr(a);
-      picks.push_back(int(a));
-    }
-    xr.add(rank, "picks", picks.data(), picks.size() * sizeof(int));
-    for (size_t count : {size_t(2), size_t(300), size_t(5000), size_t(300000)}) {
-      const scAlgo_t a = algoFor(comm, count * 4);
-      EXPECT_EQ(autoAllReduce(comm, rank, P, count), model(a, P, rank, count))
-          << "auto allreduce of " << count << " floats did not run " << algoStr(a);
-    }
-    xr.finish(rank);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        EXPECT_EQ(algoFor(comm, 8), scAlgoRecDbl) << "8-byte allreduce on " << P << " ranks";
+        const scAlgo_t big = algoFor(comm, size_t(64) << 20);
+        EXPECT_TRUE(big == scAlgoRing || big == scAlgoRabenseifner) << "64 MiB allreduce picked " << algoStr(big);
+        std::vector<int> picks;
+        for (size_t bytes = 4; bytes <= (size_t(64) << 20); bytes *= 4) {
+          const scAlgo_t a = algoFor(comm, bytes);
+          EXPECT_TRUE(a == scAlgoRing || a == scAlgoRabenseifner || a == scAlgoRecDbl)
+              << bytes << " bytes: auto resolved to " << algoStr(a);
+          picks.push_back(int(a));
+        }
+        xr.add(rank, "picks", picks.data(), picks.size() * sizeof(int));
+        for (size_t count : {size_t(2), size_t(300), size_t(5000), size_t(300000)}) {
+          const scAlgo_t a = algoFor(comm, count * 4);
+          EXPECT_EQ(autoAllReduce(comm, rank, P, count), model(a, P, rank, count))
+              << "auto allreduce of " << count << " floats did not run " << algoStr(a);
+        }
+        xr.finish(rank);
+      },
+      &cfg);
   xr.verify();
 }
 
@@ -88,17 +91,20 @@ TEST(AutoConfig, EnvironmentForcesAlgorithm) {
   for (scAlgo_t forced : kForcible) {
     SCOPED_TRACE(std::string("SPARCOLL_ALGO=") + algoStr(forced));
     ScopedEnv env("SPARCOLL_ALGO", algoStr(forced));
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      expectForced(comm, rank, P, forced);
-      // An explicit algorithm in the call beats the environment.
-      const scAlgo_t other = forced == scAlgoRing ? scAlgoRabenseifner : scAlgoRing;
-      EXPECT_EQ(autoAllReduce(comm, rank, P, 1234, other), model(other, P, rank, 1234));
-      // A forced algorithm the collective does not offer (recdbl reduce-scatter,
-      // rabenseifner allgather) falls back to the model instead of failing.
-      EXPECT_TRUE(checkReduceScatter(comm, rank, P, {scAlgoAuto, scInt32, scSum, 99, false},
-                                     makeExpected(scInt32, scSum, P, 0, size_t(P) * 99)));
-      EXPECT_TRUE(checkAllGather(comm, rank, P, {scAlgoAuto, scInt32, scSum, 99, true}, 3, nullptr));
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          expectForced(comm, rank, P, forced);
+          // An explicit algorithm in the call beats the environment.
+          const scAlgo_t other = forced == scAlgoRing ? scAlgoRabenseifner : scAlgoRing;
+          EXPECT_EQ(autoAllReduce(comm, rank, P, 1234, other), model(other, P, rank, 1234));
+          // A forced algorithm the collective does not offer (recdbl reduce-scatter,
+          // rabenseifner allgather) falls back to the model instead of failing.
+          EXPECT_TRUE(checkReduceScatter(comm, rank, P, {scAlgoAuto, scInt32, scSum, 99, false},
+                                         makeExpected(scInt32, scSum, P, 0, size_t(P) * 99)));
+          EXPECT_TRUE(checkAllGather(comm, rank, P, {scAlgoAuto, scInt32, scSum, 99, true}, 3, nullptr));
+        },
+        &cfg);
   }
 }
 
@@ -109,7 +115,8 @@ TEST(AutoConfig, ConfigForcesAlgorithm) {
     SCOPED_TRACE(std::string("scConfig_t.algo=") + algoStr(forced));
     scConfig_t cfg = config(30, kSliceBytes);
     cfg.algo = forced;
-    sctest::run(P, [&](scComm_t comm, int rank) { expectForced(comm, rank, P, forced); }, &cfg);
+    sctest::run(
+        P, [&](scComm_t comm, int rank) { expectForced(comm, rank, P, forced); }, &cfg);
   }
 }
 
@@ -119,7 +126,8 @@ TEST(AutoConfig, EnvironmentBeatsConfig) {
   ScopedEnv env("SPARCOLL_ALGO", "recdbl");
   scConfig_t cfg = config(30, kSliceBytes);
   cfg.algo = scAlgoRing;
-  sctest::run(P, [&](scComm_t comm, int rank) { expectForced(comm, rank, P, scAlgoRecDbl); }, &cfg);
+  sctest::run(
+      P, [&](scComm_t comm, int rank) { expectForced(comm, rank, P, scAlgoRecDbl); }, &cfg);
 }
 
 // SPARCOLL_ALGO=auto (or empty) means the cost model.
@@ -129,10 +137,13 @@ TEST(AutoConfig, EnvironmentAutoIsTheModel) {
   for (const char* v : {"auto", ""}) {
     ScopedEnv env("SPARCOLL_ALGO", v);
     scAlgo_t tiny = scAlgoAuto;
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const scAlgo_t a = algoFor(comm, 8);
-      if (rank == 0 || sctest::mode() == sctest::Mode::Mpi) tiny = a;
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const scAlgo_t a = algoFor(comm, 8);
+          if (rank == 0 || sctest::mode() == sctest::Mode::Mpi) tiny = a;
+        },
+        &cfg);
     if (P > 1) EXPECT_EQ(tiny, scAlgoRecDbl) << "SPARCOLL_ALGO='" << v << "'";
   }
 }

@@ -53,50 +53,54 @@ TEST_P(BroadcastTest, EveryRootAlgoTypeAndCount) {
   const int P = GetParam();
   DT_SKIP_UNLESS_RUNS(P);
   const scConfig_t cfg = config(30, 256);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    int wrong = 0;
-    for (int root = 0; root < P; ++root)
-      for (scAlgo_t algo : kBcastAlgos)
-        for (scDataType_t dt : kAllTypes)
-          for (size_t count : {size_t(0), size_t(1), size_t(P - 1), size_t(P), size_t(2 * P + 1), size_t(1000),
-                               size_t(4099)}) {
-            if (wrong > 5) return;
-            const size_t esz = elemSize(dt);
-            std::vector<unsigned char> buf(count * esz), want(count * esz);
-            fill(buf, rank);
-            fill(want, root);
-            SC_OK(comm, scCommResetStats(comm));
-            const std::string what = std::string(algoStr(algo)) + " dtype " + std::to_string(int(dt)) + " count " +
-                                     std::to_string(count) + " root " + std::to_string(root) + " rank " +
-                                     std::to_string(rank) + " of " + std::to_string(P);
-            const scResult_t r = scBroadcast(count ? buf.data() : nullptr, count, dt, root, algo, comm, nullptr);
-            if (r != scSuccess) {
-              ADD_FAILURE() << what << ": " << scGetErrorString(r) << ": " << scGetLastError(comm);
-              ++wrong;
-              continue;
-            }
-            if (buf != want) {
-              ADD_FAILURE() << what << ": the buffer differs from root's input";
-              ++wrong;
-            }
-            // What ran: auto's pick, which scEstimateTime tells.
-            scAlgo_t ran = algo;
-            if (algo == scAlgoAuto) {
-              double s = 0;
-              int pick = -1;
-              SC_OK(comm, scEstimateTime(comm, scCollBroadcast, scAlgoAuto, count, dt, 0, &s, &pick));
-              ran = scAlgo_t(pick);
-              EXPECT_TRUE(ran == scAlgoBinomial || ran == scAlgoScatterAllGather) << what << ": auto picked " << pick;
-            }
-            const Traffic want_t =
-                ran == scAlgoNative ? Traffic{} : expectedBroadcastTraffic(ran, P, rank, root, count, esz);
-            const Traffic got = statsOf(comm);
-            if (!(got == want_t)) {
-              ADD_FAILURE() << what << ": traffic " << got.str() << ", model " << want_t.str();
-              ++wrong;
-            }
-          }
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        int wrong = 0;
+        for (int root = 0; root < P; ++root)
+          for (scAlgo_t algo : kBcastAlgos)
+            for (scDataType_t dt : kAllTypes)
+              for (size_t count :
+                   {size_t(0), size_t(1), size_t(P - 1), size_t(P), size_t(2 * P + 1), size_t(1000), size_t(4099)}) {
+                if (wrong > 5) return;
+                const size_t esz = elemSize(dt);
+                std::vector<unsigned char> buf(count * esz), want(count * esz);
+                fill(buf, rank);
+                fill(want, root);
+                SC_OK(comm, scCommResetStats(comm));
+                const std::string what = std::string(algoStr(algo)) + " dtype " + std::to_string(int(dt)) + " count " +
+                                         std::to_string(count) + " root " + std::to_string(root) + " rank " +
+                                         std::to_string(rank) + " of " + std::to_string(P);
+                const scResult_t r = scBroadcast(count ? buf.data() : nullptr, count, dt, root, algo, comm, nullptr);
+                if (r != scSuccess) {
+                  ADD_FAILURE() << what << ": " << scGetErrorString(r) << ": " << scGetLastError(comm);
+                  ++wrong;
+                  continue;
+                }
+                if (buf != want) {
+                  ADD_FAILURE() << what << ": the buffer differs from root's input";
+                  ++wrong;
+                }
+                // What ran: auto's pick, which scEstimateTime tells.
+                scAlgo_t ran = algo;
+                if (algo == scAlgoAuto) {
+                  double s = 0;
+                  int pick = -1;
+                  SC_OK(comm, scEstimateTime(comm, scCollBroadcast, scAlgoAuto, count, dt, 0, &s, &pick));
+                  ran = scAlgo_t(pick);
+                  EXPECT_TRUE(ran == scAlgoBinomial || ran == scAlgoScatterAllGather)
+                      << what << ": auto picked " << pick;
+                }
+                const Traffic want_t =
+                    ran == scAlgoNative ? Traffic{} : expectedBroadcastTraffic(ran, P, rank, root, count, esz);
+                const Traffic got = statsOf(comm);
+                if (!(got == want_t)) {
+                  ADD_FAILURE() << what << ": traffic " << got.str() << ", model " << want_t.str();
+                  ++wrong;
+                }
+              }
+      },
+      &cfg);
 }
 
 TEST_P(BroadcastTest, ClosedForms) {
@@ -148,51 +152,59 @@ testing::AssertionResult saysExactly(scResult_t r, scComm_t comm, const std::str
 TEST(BroadcastErrors, BadArguments) {
   const int P = anyP(3);
   const scConfig_t cfg = config(10);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    std::vector<int32_t> buf(8, rank), other(8 * size_t(P), 0);
-    const std::string ps = std::to_string(P);
-    for (int root : {-1, P, P + 1000}) {
-      EXPECT_TRUE(saysExactly(scBroadcast(buf.data(), 8, scInt32, root, scAlgoAuto, comm, nullptr), comm,
-                              "root " + std::to_string(root) + " is out of range on rank " + std::to_string(rank) +
-                                  ": the communicator has " + ps + " ranks, root must be in [0, " + ps + ")"));
-    }
-    EXPECT_TRUE(saysExactly(scBroadcast(nullptr, 8, scInt32, 0, scAlgoBinomial, comm, nullptr), comm,
-                            "buf is NULL with a non-zero count"));
-    for (scAlgo_t a : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl}) {
-      const std::string name = a == scAlgoRing ? "ring" : a == scAlgoRecDbl ? "recdbl" : "rabenseifner";
-      EXPECT_TRUE(saysExactly(scBroadcast(buf.data(), 8, scInt32, 0, a, comm, nullptr), comm,
-                              "algorithm '" + name + "' is not available for broadcast (broadcast: binomial, "
-                              "scatter_allgather, native, auto)"));
-    }
-    for (scAlgo_t a : {scAlgoBinomial, scAlgoScatterAllGather}) {
-      const std::string name = a == scAlgoBinomial ? "binomial" : "scatter_allgather";
-      EXPECT_TRUE(saysExactly(scAllReduce(buf.data(), buf.data(), 8, scInt32, scSum, a, comm, nullptr), comm,
-                              "algorithm '" + name + "' is not available for allreduce (allreduce: ring, "
-                              "rabenseifner, recdbl, native, auto)"));
-      EXPECT_TRUE(saysExactly(scReduceScatter(other.data(), other.data(), 8, scInt32, scSum, a, comm, nullptr), comm,
-                              "algorithm '" + name + "' is not available for reduce-scatter (reduce-scatter: ring, "
-                              "rabenseifner, native, auto)"));
-      EXPECT_TRUE(saysExactly(scAllGather(buf.data(), other.data(), 8, scInt32, a, comm, nullptr), comm,
-                              "algorithm '" + name + "' is not available for allgather (allgather: ring, recdbl, "
-                              "native, auto)"));
-    }
-    EXPECT_TRUE(saysExactly(scBroadcast(buf.data(), 8, scInt32, 0, scAlgo_t(scNumAlgos), comm, nullptr), comm,
-                            "unknown algorithm " + std::to_string(int(scNumAlgos))));
-    int stream = 0;
-    EXPECT_TRUE(saysExactly(scBroadcast(buf.data(), 8, scInt32, 0, scAlgoAuto, comm, &stream), comm,
-                            "stream must be NULL on a host communicator"));
-    EXPECT_TRUE(failedWith(scBroadcast(buf.data(), 8, scDataType_t(scNumTypes), 0, scAlgoAuto, comm, nullptr),
-                           scInvalidArgument, comm, "data type"));
-    EXPECT_TRUE(failedWith(scBroadcast(buf.data(), SIZE_MAX / 2, scInt32, 0, scAlgoAuto, comm, nullptr),
-                           scInvalidArgument, comm, "overflows size_t"));
-    // Nothing was sent and the communicator still works; NULL with count 0 is fine.
-    EXPECT_EQ(scBroadcast(nullptr, 0, scInt32, P - 1, scAlgoBinomial, comm, nullptr), scSuccess) << lastError(comm);
-    EXPECT_EQ(scBroadcast(buf.data(), 8, scInt32, P - 1, scAlgoScatterAllGather, comm, nullptr), scSuccess)
-        << lastError(comm);
-    EXPECT_EQ(buf, std::vector<int32_t>(8, P - 1));
-  }, &cfg);
-  EXPECT_TRUE(failedWith(scBroadcast(nullptr, 0, scInt32, 0, scAlgoAuto, nullptr, nullptr), scInvalidArgument,
-                         nullptr, "communicator"));
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        std::vector<int32_t> buf(8, rank), other(8 * size_t(P), 0);
+        const std::string ps = std::to_string(P);
+        for (int root : {-1, P, P + 1000}) {
+          EXPECT_TRUE(saysExactly(scBroadcast(buf.data(), 8, scInt32, root, scAlgoAuto, comm, nullptr), comm,
+                                  "root " + std::to_string(root) + " is out of range on rank " + std::to_string(rank) +
+                                      ": the communicator has " + ps + " ranks, root must be in [0, " + ps + ")"));
+        }
+        EXPECT_TRUE(saysExactly(scBroadcast(nullptr, 8, scInt32, 0, scAlgoBinomial, comm, nullptr), comm,
+                                "buf is NULL with a non-zero count"));
+        for (scAlgo_t a : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl}) {
+          const std::string name = a == scAlgoRing ? "ring" : a == scAlgoRecDbl ? "recdbl" : "rabenseifner";
+          EXPECT_TRUE(saysExactly(scBroadcast(buf.data(), 8, scInt32, 0, a, comm, nullptr), comm,
+                                  "algorithm '" + name +
+                                      "' is not available for broadcast (broadcast: binomial, "
+                                      "scatter_allgather, native, auto)"));
+        }
+        for (scAlgo_t a : {scAlgoBinomial, scAlgoScatterAllGather}) {
+          const std::string name = a == scAlgoBinomial ? "binomial" : "scatter_allgather";
+          EXPECT_TRUE(saysExactly(scAllReduce(buf.data(), buf.data(), 8, scInt32, scSum, a, comm, nullptr), comm,
+                                  "algorithm '" + name +
+                                      "' is not available for allreduce (allreduce: ring, "
+                                      "rabenseifner, recdbl, native, auto)"));
+          EXPECT_TRUE(saysExactly(scReduceScatter(other.data(), other.data(), 8, scInt32, scSum, a, comm, nullptr),
+                                  comm,
+                                  "algorithm '" + name +
+                                      "' is not available for reduce-scatter (reduce-scatter: ring, "
+                                      "rabenseifner, native, auto)"));
+          EXPECT_TRUE(saysExactly(scAllGather(buf.data(), other.data(), 8, scInt32, a, comm, nullptr), comm,
+                                  "algorithm '" + name +
+                                      "' is not available for allgather (allgather: ring, recdbl, "
+                                      "native, auto)"));
+        }
+        EXPECT_TRUE(saysExactly(scBroadcast(buf.data(), 8, scInt32, 0, scAlgo_t(scNumAlgos), comm, nullptr), comm,
+                                "unknown algorithm " + std::to_string(int(scNumAlgos))));
+        int stream = 0;
+        EXPECT_TRUE(saysExactly(scBroadcast(buf.data(), 8, scInt32, 0, scAlgoAuto, comm, &stream), comm,
+                                "stream must be NULL on a host communicator"));
+        EXPECT_TRUE(failedWith(scBroadcast(buf.data(), 8, scDataType_t(scNumTypes), 0, scAlgoAuto, comm, nullptr),
+                               scInvalidArgument, comm, "data type"));
+        EXPECT_TRUE(failedWith(scBroadcast(buf.data(), SIZE_MAX / 2, scInt32, 0, scAlgoAuto, comm, nullptr),
+                               scInvalidArgument, comm, "overflows size_t"));
+        // Nothing was sent and the communicator still works; NULL with count 0 is fine.
+        EXPECT_EQ(scBroadcast(nullptr, 0, scInt32, P - 1, scAlgoBinomial, comm, nullptr), scSuccess) << lastError(comm);
+        EXPECT_EQ(scBroadcast(buf.data(), 8, scInt32, P - 1, scAlgoScatterAllGather, comm, nullptr), scSuccess)
+            << lastError(comm);
+        EXPECT_EQ(buf, std::vector<int32_t>(8, P - 1));
+      },
+      &cfg);
+  EXPECT_TRUE(failedWith(scBroadcast(nullptr, 0, scInt32, 0, scAlgoAuto, nullptr, nullptr), scInvalidArgument, nullptr,
+                         "communicator"));
 }
 
 // The model's broadcast formulas on the built-in mpi parameters (alpha 5 us,

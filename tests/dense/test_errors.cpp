@@ -42,8 +42,8 @@ TEST(DenseErrors, NullCommunicator) {
   scStats_t st;
   scAlgo_t a;
   const scResult_t bad = scInvalidArgument;
-  EXPECT_TRUE(failedWith(scAllReduce(x, y, 4, scFloat32, scSum, scAlgoRing, nullptr, nullptr), bad, nullptr,
-                         "communicator"));
+  EXPECT_TRUE(
+      failedWith(scAllReduce(x, y, 4, scFloat32, scSum, scAlgoRing, nullptr, nullptr), bad, nullptr, "communicator"));
   EXPECT_TRUE(failedWith(scReduceScatter(x, y, 1, scFloat32, scSum, scAlgoRing, nullptr, nullptr), bad, nullptr,
                          "communicator"));
   EXPECT_TRUE(failedWith(scAllGather(x, y, 4, scFloat32, scAlgoRing, nullptr, nullptr), bad, nullptr, "communicator"));
@@ -62,14 +62,17 @@ TEST(DenseErrors, NullCommunicator) {
 TEST(DenseErrors, CommDeviceOfHostCommunicator) {
   const int P = anyP(2);
   const scConfig_t cfg = config();
-  sctest::run(P, [&](scComm_t comm, int) {
-    int d = 7, isDev = 1;
-    ASSERT_EQ(scCommDevice(comm, &d), scSuccess) << scGetLastError(comm);
-    ASSERT_EQ(scCommIsDevice(comm, &isDev), scSuccess);
-    EXPECT_EQ(d, -1);
-    EXPECT_EQ(isDev, 0);
-    EXPECT_TRUE(failedWith(scCommDevice(comm, nullptr), scInvalidArgument, comm, "null"));
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int) {
+        int d = 7, isDev = 1;
+        ASSERT_EQ(scCommDevice(comm, &d), scSuccess) << scGetLastError(comm);
+        ASSERT_EQ(scCommIsDevice(comm, &isDev), scSuccess);
+        EXPECT_EQ(d, -1);
+        EXPECT_EQ(isDev, 0);
+        EXPECT_TRUE(failedWith(scCommDevice(comm, nullptr), scInvalidArgument, comm, "null"));
+      },
+      &cfg);
 }
 
 TEST(DenseErrors, NullBuffers) {
@@ -79,21 +82,29 @@ TEST(DenseErrors, NullBuffers) {
     float* b = buf.data();
     for (scAlgo_t a : kAllAlgos) {
       SCOPED_TRACE(algoStr(a));
-      EXPECT_TRUE(failedWith(scAllReduce(nullptr, b, 10, scFloat32, scSum, a, comm, nullptr), scInvalidArgument, comm, "sendbuf"));
-      EXPECT_TRUE(failedWith(scAllReduce(b, nullptr, 10, scFloat32, scSum, a, comm, nullptr), scInvalidArgument, comm, "recvbuf"));
+      EXPECT_TRUE(failedWith(scAllReduce(nullptr, b, 10, scFloat32, scSum, a, comm, nullptr), scInvalidArgument, comm,
+                             "sendbuf"));
+      EXPECT_TRUE(failedWith(scAllReduce(b, nullptr, 10, scFloat32, scSum, a, comm, nullptr), scInvalidArgument, comm,
+                             "recvbuf"));
       // NULL buffers are fine with count 0: nothing to read or write.
-      EXPECT_EQ(scAllReduce(nullptr, nullptr, 0, scFloat32, scSum, a, comm, nullptr), scSuccess) << scGetLastError(comm);
+      EXPECT_EQ(scAllReduce(nullptr, nullptr, 0, scFloat32, scSum, a, comm, nullptr), scSuccess)
+          << scGetLastError(comm);
     }
     for (scAlgo_t a : {scAlgoAuto, scAlgoRing, scAlgoRabenseifner, scAlgoNative}) {
       SCOPED_TRACE(algoStr(a));
-      EXPECT_TRUE(failedWith(scReduceScatter(nullptr, b, 10, scFloat32, scMax, a, comm, nullptr), scInvalidArgument, comm, "sendbuf"));
-      EXPECT_TRUE(failedWith(scReduceScatter(b, nullptr, 10, scFloat32, scMax, a, comm, nullptr), scInvalidArgument, comm, "recvbuf"));
-      EXPECT_EQ(scReduceScatter(nullptr, nullptr, 0, scFloat32, scMax, a, comm, nullptr), scSuccess) << scGetLastError(comm);
+      EXPECT_TRUE(failedWith(scReduceScatter(nullptr, b, 10, scFloat32, scMax, a, comm, nullptr), scInvalidArgument,
+                             comm, "sendbuf"));
+      EXPECT_TRUE(failedWith(scReduceScatter(b, nullptr, 10, scFloat32, scMax, a, comm, nullptr), scInvalidArgument,
+                             comm, "recvbuf"));
+      EXPECT_EQ(scReduceScatter(nullptr, nullptr, 0, scFloat32, scMax, a, comm, nullptr), scSuccess)
+          << scGetLastError(comm);
     }
     for (scAlgo_t a : {scAlgoAuto, scAlgoRing, scAlgoRecDbl, scAlgoNative}) {
       SCOPED_TRACE(algoStr(a));
-      EXPECT_TRUE(failedWith(scAllGather(nullptr, b, 10, scFloat32, a, comm, nullptr), scInvalidArgument, comm, "sendbuf"));
-      EXPECT_TRUE(failedWith(scAllGather(b, nullptr, 10, scFloat32, a, comm, nullptr), scInvalidArgument, comm, "recvbuf"));
+      EXPECT_TRUE(
+          failedWith(scAllGather(nullptr, b, 10, scFloat32, a, comm, nullptr), scInvalidArgument, comm, "sendbuf"));
+      EXPECT_TRUE(
+          failedWith(scAllGather(b, nullptr, 10, scFloat32, a, comm, nullptr), scInvalidArgument, comm, "recvbuf"));
       EXPECT_EQ(scAllGather(nullptr, nullptr, 0, scFloat32, a, comm, nullptr), scSuccess) << scGetLastError(comm);
     }
     expectStillWorks(comm, rank, P);
@@ -112,19 +123,23 @@ TEST(DenseErrors, UnknownDtypeOpAlgo) {
       SCOPED_TRACE("count " + std::to_string(n));
       for (int dt : {int(scNumTypes), 15}) {
         SCOPED_TRACE("dtype " + std::to_string(dt));
-        EXPECT_TRUE(failedWith(c_allreduce(b, b, n, dt, scSum, scAlgoRing, comm), scInvalidArgument, comm, "data type"));
-        EXPECT_TRUE(failedWith(c_reduce_scatter(b, b, n, dt, scSum, scAlgoRing, comm), scInvalidArgument, comm, "data type"));
+        EXPECT_TRUE(
+            failedWith(c_allreduce(b, b, n, dt, scSum, scAlgoRing, comm), scInvalidArgument, comm, "data type"));
+        EXPECT_TRUE(
+            failedWith(c_reduce_scatter(b, b, n, dt, scSum, scAlgoRing, comm), scInvalidArgument, comm, "data type"));
         EXPECT_TRUE(failedWith(c_allgather(b, b, n, dt, scAlgoRing, comm), scInvalidArgument, comm, "data type"));
       }
       for (int op : {int(scNumOps), 7}) {
         SCOPED_TRACE("op " + std::to_string(op));
         EXPECT_TRUE(failedWith(c_allreduce(b, b, n, scInt32, op, scAlgoRing, comm), scInvalidArgument, comm, "op"));
-        EXPECT_TRUE(failedWith(c_reduce_scatter(b, b, n, scInt32, op, scAlgoRing, comm), scInvalidArgument, comm, "op"));
+        EXPECT_TRUE(
+            failedWith(c_reduce_scatter(b, b, n, scInt32, op, scAlgoRing, comm), scInvalidArgument, comm, "op"));
       }
       for (int algo : {int(scNumAlgos), 7}) {
         SCOPED_TRACE("algo " + std::to_string(algo));
         EXPECT_TRUE(failedWith(c_allreduce(b, b, n, scInt32, scSum, algo, comm), scInvalidArgument, comm, "algorithm"));
-        EXPECT_TRUE(failedWith(c_reduce_scatter(b, b, n, scInt32, scSum, algo, comm), scInvalidArgument, comm, "algorithm"));
+        EXPECT_TRUE(
+            failedWith(c_reduce_scatter(b, b, n, scInt32, scSum, algo, comm), scInvalidArgument, comm, "algorithm"));
         EXPECT_TRUE(failedWith(c_allgather(b, b, n, scInt32, algo, comm), scInvalidArgument, comm, "algorithm"));
       }
     }
@@ -204,7 +219,8 @@ TEST(DenseErrors, CountOverflow) {
     for (scDataType_t dt : {scFloat32, scFloat64, scFloat16}) {
       SCOPED_TRACE(typeStr(dt));
       for (scAlgo_t a : kAllAlgos)
-        EXPECT_TRUE(failedWith(scAllReduce(b, b, huge, dt, scSum, a, comm, nullptr), scInvalidArgument, comm, "overflow"));
+        EXPECT_TRUE(
+            failedWith(scAllReduce(b, b, huge, dt, scSum, a, comm, nullptr), scInvalidArgument, comm, "overflow"));
       EXPECT_TRUE(failedWith(scAllReduce(b, b, SIZE_MAX / elemSize(dt) + 1, dt, scSum, scAlgoRing, comm, nullptr),
                              scInvalidArgument, comm, "overflow"));
     }
@@ -217,8 +233,8 @@ TEST(DenseErrors, CountOverflow) {
     }
     EXPECT_TRUE(failedWith(scReduceScatter(b, b, huge, scInt32, scSum, scAlgoRabenseifner, comm, nullptr),
                            scInvalidArgument, comm, "overflow"));
-    EXPECT_TRUE(failedWith(scAllGather(b, b, huge, scInt32, scAlgoRecDbl, comm, nullptr), scInvalidArgument, comm,
-                           "overflow"));
+    EXPECT_TRUE(
+        failedWith(scAllGather(b, b, huge, scInt32, scAlgoRecDbl, comm, nullptr), scInvalidArgument, comm, "overflow"));
     expectStillWorks(comm, rank, P);
   });
 }
@@ -274,9 +290,12 @@ TEST(DenseErrors, StreamOnHostCommunicator) {
     std::vector<float> buf(size_t(P) * 4);
     float* b = buf.data();
     void* stream = reinterpret_cast<void*>(uintptr_t(0x1000));
-    EXPECT_TRUE(failedWith(scAllReduce(b, b, 4, scFloat32, scSum, scAlgoRing, comm, stream), scInvalidArgument, comm, "stream"));
-    EXPECT_TRUE(failedWith(scReduceScatter(b, b, 4, scFloat32, scSum, scAlgoRing, comm, stream), scInvalidArgument, comm, "stream"));
-    EXPECT_TRUE(failedWith(scAllGather(b, b, 4, scFloat32, scAlgoRing, comm, stream), scInvalidArgument, comm, "stream"));
+    EXPECT_TRUE(failedWith(scAllReduce(b, b, 4, scFloat32, scSum, scAlgoRing, comm, stream), scInvalidArgument, comm,
+                           "stream"));
+    EXPECT_TRUE(failedWith(scReduceScatter(b, b, 4, scFloat32, scSum, scAlgoRing, comm, stream), scInvalidArgument,
+                           comm, "stream"));
+    EXPECT_TRUE(
+        failedWith(scAllGather(b, b, 4, scFloat32, scAlgoRing, comm, stream), scInvalidArgument, comm, "stream"));
     EXPECT_TRUE(failedWith(scBarrier(comm, stream), scInvalidArgument, comm, "stream"));
     expectStillWorks(comm, rank, P);
   });

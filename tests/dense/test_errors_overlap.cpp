@@ -30,17 +30,17 @@ TEST(DenseErrors, PartialOverlapRejected) {
                              "recvbuf (40 bytes) overlaps sendbuf (40 bytes) at recvbuf = sendbuf + 4 bytes"));
       EXPECT_TRUE(failedWith(scAllReduce(b + 1, b, n, scFloat32, scMax, a, comm, nullptr), scInvalidArgument, comm,
                              "recvbuf = sendbuf - 4 bytes"));
-      EXPECT_TRUE(failedWith(scAllReduce(b, b + n - 1, n, scFloat32, scSum, a, comm, nullptr), scInvalidArgument,
-                             comm, "overlaps sendbuf"));
+      EXPECT_TRUE(failedWith(scAllReduce(b, b + n - 1, n, scFloat32, scSum, a, comm, nullptr), scInvalidArgument, comm,
+                             "overlaps sendbuf"));
     }
     for (scAlgo_t a : {scAlgoAuto, scAlgoRing, scAlgoRabenseifner, scAlgoNative}) {
       SCOPED_TRACE(algoStr(a));
       // reduce-scatter: one element past this rank's in-place block, and the
       // start of sendbuf on ranks other than 0 (in place only on rank 0).
-      EXPECT_TRUE(failedWith(scReduceScatter(b, b + me + 1, n, scFloat32, scSum, a, comm, nullptr),
-                             scInvalidArgument, comm, "not in place (recvbuf == sendbuf + rank*recvcount"));
-      EXPECT_TRUE(failedWith(scReduceScatter(b + 1, b, n, scFloat32, scSum, a, comm, nullptr), scInvalidArgument,
-                             comm, "overlaps sendbuf"));
+      EXPECT_TRUE(failedWith(scReduceScatter(b, b + me + 1, n, scFloat32, scSum, a, comm, nullptr), scInvalidArgument,
+                             comm, "not in place (recvbuf == sendbuf + rank*recvcount"));
+      EXPECT_TRUE(failedWith(scReduceScatter(b + 1, b, n, scFloat32, scSum, a, comm, nullptr), scInvalidArgument, comm,
+                             "overlaps sendbuf"));
     }
     for (scAlgo_t a : {scAlgoAuto, scAlgoRing, scAlgoRecDbl, scAlgoNative}) {
       SCOPED_TRACE(algoStr(a));
@@ -57,8 +57,8 @@ TEST(DenseErrors, PartialOverlapRejected) {
     EXPECT_EQ(ar[n], P * (P + 1) / 2);
     EXPECT_EQ(ar[2 * n - 1], P * (P + 1) / 2);
     std::vector<int32_t> rs(size_t(P) * n + n, rank + 1);
-    SC_OK(comm, scReduceScatter(rs.data(), rs.data() + size_t(P) * n, n, scInt32, scMax, scAlgoRabenseifner, comm,
-                                nullptr));
+    SC_OK(comm,
+          scReduceScatter(rs.data(), rs.data() + size_t(P) * n, n, scInt32, scMax, scAlgoRabenseifner, comm, nullptr));
     EXPECT_EQ(rs[size_t(P) * n], P);
     std::vector<int32_t> ag(size_t(P) * n + n, rank + 1);
     SC_OK(comm, scAllGather(ag.data() + size_t(P) * n, ag.data(), n, scInt32, scAlgoRecDbl, comm, nullptr));

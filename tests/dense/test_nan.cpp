@@ -91,8 +91,7 @@ uint64_t expected(const FloatType& t, int P, size_t i, bool max) {
     }
     // e beats best: larger (max) / smaller (min), and -0 < +0.
     const bool beats = !have || (max ? e.v > best.v : e.v < best.v) ||
-                       (e.v == best.v && std::signbit(e.v) != std::signbit(best.v) &&
-                        std::signbit(e.v) != max);
+                       (e.v == best.v && std::signbit(e.v) != std::signbit(best.v) && std::signbit(e.v) != max);
     if (beats) best = e;
     have = true;
   }
@@ -134,20 +133,23 @@ TEST_P(NanMaxMin, AllReduce) {
   DT_SKIP_UNLESS_RUNS(P);
   const size_t n = 1000;
   const scConfig_t cfg = config(30, 64);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    for (const FloatType& t : kFloatTypes)
-      for (scRedOp_t op : {scMax, scMin})
-        for (bool inPlace : {false, true}) {
-          SCOPED_TRACE(testing::Message() << typeStr(t.dt) << " " << opStr(op) << (inPlace ? " in place" : ""));
-          const Bytes in = makeIn(t, P, rank, n);
-          Bytes out = inPlace ? in : Bytes(in.size(), 0xAB);
-          ASSERT_EQ(scAllReduce(inPlace ? out.data() : in.data(), out.data(), n, t.dt, op, algo, comm, nullptr),
-                    scSuccess)
-              << scGetLastError(comm);
-          const std::string bad = compare(t, P, op == scMax, out.data(), 0, n);
-          ASSERT_TRUE(bad.empty()) << "rank " << rank << ": " << bad;
-        }
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        for (const FloatType& t : kFloatTypes)
+          for (scRedOp_t op : {scMax, scMin})
+            for (bool inPlace : {false, true}) {
+              SCOPED_TRACE(testing::Message() << typeStr(t.dt) << " " << opStr(op) << (inPlace ? " in place" : ""));
+              const Bytes in = makeIn(t, P, rank, n);
+              Bytes out = inPlace ? in : Bytes(in.size(), 0xAB);
+              ASSERT_EQ(scAllReduce(inPlace ? out.data() : in.data(), out.data(), n, t.dt, op, algo, comm, nullptr),
+                        scSuccess)
+                  << scGetLastError(comm);
+              const std::string bad = compare(t, P, op == scMax, out.data(), 0, n);
+              ASSERT_TRUE(bad.empty()) << "rank " << rank << ": " << bad;
+            }
+      },
+      &cfg);
 }
 
 // scReduceScatter max and min: each rank's block of a vector with NaNs on
@@ -159,25 +161,27 @@ TEST_P(NanMaxMin, ReduceScatter) {
   if (algo == scAlgoRecDbl) GTEST_SKIP() << "reduce-scatter offers ring, rabenseifner and native";
   const size_t rc = 37;
   const scConfig_t cfg = config(30, 64);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    for (const FloatType& t : kFloatTypes)
-      for (scRedOp_t op : {scMax, scMin}) {
-        SCOPED_TRACE(testing::Message() << typeStr(t.dt) << " " << opStr(op));
-        const size_t esz = esize(t.dt);
-        const Bytes in = makeIn(t, P, rank, size_t(P) * rc);
-        Bytes out(rc * esz, 0xAB);
-        ASSERT_EQ(scReduceScatter(in.data(), out.data(), rc, t.dt, op, algo, comm, nullptr), scSuccess)
-            << scGetLastError(comm);
-        const std::string bad = compare(t, P, op == scMax, out.data(), size_t(rank) * rc, rc);
-        ASSERT_TRUE(bad.empty()) << "rank " << rank << ": " << bad;
-      }
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        for (const FloatType& t : kFloatTypes)
+          for (scRedOp_t op : {scMax, scMin}) {
+            SCOPED_TRACE(testing::Message() << typeStr(t.dt) << " " << opStr(op));
+            const size_t esz = esize(t.dt);
+            const Bytes in = makeIn(t, P, rank, size_t(P) * rc);
+            Bytes out(rc * esz, 0xAB);
+            ASSERT_EQ(scReduceScatter(in.data(), out.data(), rc, t.dt, op, algo, comm, nullptr), scSuccess)
+                << scGetLastError(comm);
+            const std::string bad = compare(t, P, op == scMax, out.data(), size_t(rank) * rc, rc);
+            ASSERT_TRUE(bad.empty()) << "rank " << rank << ": " << bad;
+          }
+      },
+      &cfg);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dense, NanMaxMin,
                          testing::Combine(testing::Values(2, 3, 4),
-                                          testing::Values(scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl,
-                                                          scAlgoNative)),
+                                          testing::Values(scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoNative)),
                          PAlgoName());
 
 }  // namespace

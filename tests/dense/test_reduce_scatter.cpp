@@ -15,20 +15,28 @@ TEST_P(ReduceScatterGrid, AllTypesAndOps) {
   const int P = std::get<0>(GetParam());
   const scAlgo_t algo = std::get<1>(GetParam());
   DT_SKIP_UNLESS_RUNS(P);
-  struct Ref { scDataType_t dt; scRedOp_t op; size_t count; Bytes want; };
+  struct Ref {
+    scDataType_t dt;
+    scRedOp_t op;
+    size_t count;
+    Bytes want;
+  };
   std::vector<Ref> refs;
   for (scDataType_t dt : kAllTypes)
     for (scRedOp_t op : kAllOps)
       for (size_t rc : smallCounts(P)) refs.push_back({dt, op, rc, makeExpected(dt, op, P, 0, size_t(P) * rc)});
   const scConfig_t cfg = config();
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    bool ok = true;
-    for (size_t k = 0; ok && k < refs.size(); ++k)
-      for (bool inPlace : {false, true}) {
-        const Ref& ref = refs[k];
-        ok = ok && checkReduceScatter(comm, rank, P, {algo, ref.dt, ref.op, ref.count, inPlace}, ref.want);
-      }
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        bool ok = true;
+        for (size_t k = 0; ok && k < refs.size(); ++k)
+          for (bool inPlace : {false, true}) {
+            const Ref& ref = refs[k];
+            ok = ok && checkReduceScatter(comm, rank, P, {algo, ref.dt, ref.op, ref.count, inPlace}, ref.want);
+          }
+      },
+      &cfg);
 }
 
 // A whole vector of about 2^20 + 3 elements (recvcount = ceil((2^20+3) / P)):
@@ -37,8 +45,12 @@ TEST_P(ReduceScatterGrid, BigCount) {
   const int P = std::get<0>(GetParam());
   const scAlgo_t algo = std::get<1>(GetParam());
   DT_SKIP_UNLESS_RUNS(P);
-  struct Triple { scDataType_t dt; scRedOp_t op; bool inPlace; };
-  static const Triple kTriples[8] = {{scFloat32, scSum, false}, {scInt8, scProd, true},  {scFloat16, scMax, true},
+  struct Triple {
+    scDataType_t dt;
+    scRedOp_t op;
+    bool inPlace;
+  };
+  static const Triple kTriples[8] = {{scFloat32, scSum, false}, {scInt8, scProd, true},     {scFloat16, scMax, true},
                                      {scUint64, scAvg, false},  {scBfloat16, scSum, false}, {scInt32, scMin, true},
                                      {scFloat64, scAvg, true},  {scUint8, scProd, false}};
   const size_t rc = (kBigCount + size_t(P) - 1) / size_t(P);
@@ -52,14 +64,19 @@ TEST_P(ReduceScatterGrid, BigCount) {
     if (shared) refs.push_back(makeExpected(picks.back().dt, picks.back().op, P, 0, size_t(P) * rc));
   }
   const scConfig_t cfg = config();
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    bool ok = true;
-    for (size_t j = 0; ok && j < picks.size(); ++j) {
-      const Call c{algo, picks[j].dt, picks[j].op, rc, picks[j].inPlace};
-      if (shared) ok = checkReduceScatter(comm, rank, P, c, refs[j]);
-      else ok = checkReduceScatter(comm, rank, P, c, makeExpected(c.dt, c.op, P, size_t(rank) * rc, rc), size_t(rank) * rc);
-    }
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        bool ok = true;
+        for (size_t j = 0; ok && j < picks.size(); ++j) {
+          const Call c{algo, picks[j].dt, picks[j].op, rc, picks[j].inPlace};
+          if (shared) ok = checkReduceScatter(comm, rank, P, c, refs[j]);
+          else
+            ok = checkReduceScatter(comm, rank, P, c, makeExpected(c.dt, c.op, P, size_t(rank) * rc, rc),
+                                    size_t(rank) * rc);
+        }
+      },
+      &cfg);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dense, ReduceScatterGrid,

@@ -56,36 +56,40 @@ void syncWorld() {
 
 // Runs `c` on P ranks with rank `skip` absent; checks the others.
 void expectTimeout(int P, int skip, const Case& c, const scConfig_t& cfg, double deadline) {
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    if (rank == skip) {  // never joins
-      syncWorld();
-      return;
-    }
-    std::vector<int32_t> buf(256, rank + 1);
-    const auto t0 = std::chrono::steady_clock::now();
-    const scResult_t r = issue(c, comm, P, buf);
-    const double took = seconds(t0);
-    // The first rank whose deadline expires times out; the others may learn
-    // of its abort first (scRemoteError relaying its timeout), which can come
-    // a little before their own deadline, never long before.
-    const bool relayed = r == scRemoteError && contains(scGetLastError(comm), "aborted the communicator");
-    EXPECT_TRUE(failedWith(r, relayed ? scRemoteError : scTimeout, comm, "deadline"))
-        << c.name() << " with rank " << skip << " absent";
-    EXPECT_GE(took, deadline * (relayed ? 0.5 : 0.999)) << "returned before the deadline";
-    EXPECT_LT(took, 10 * deadline) << "returned long after the deadline";
-    const std::string first = scGetLastError(comm);
-    // The communicator is aborted: later calls fail at once, naming the cause.
-    for (int k = 0; k < 2; ++k) {
-      const auto t1 = std::chrono::steady_clock::now();
-      const scResult_t again = k == 0 ? scAllReduce(buf.data(), buf.data(), 4, scInt32, scSum, scAlgoRing, comm, nullptr)
-                                      : scBarrier(comm, nullptr);
-      EXPECT_LT(seconds(t1), 0.5 * deadline) << "a call on an aborted communicator did not fail fast";
-      EXPECT_TRUE(failedWith(again, scInvalidUsage, comm, "abort"));
-      EXPECT_TRUE(contains(scGetLastError(comm), "deadline"))
-          << "'" << scGetLastError(comm) << "' does not name the earlier failure ('" << first << "')";
-    }
-    syncWorld();
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        if (rank == skip) {  // never joins
+          syncWorld();
+          return;
+        }
+        std::vector<int32_t> buf(256, rank + 1);
+        const auto t0 = std::chrono::steady_clock::now();
+        const scResult_t r = issue(c, comm, P, buf);
+        const double took = seconds(t0);
+        // The first rank whose deadline expires times out; the others may learn
+        // of its abort first (scRemoteError relaying its timeout), which can come
+        // a little before their own deadline, never long before.
+        const bool relayed = r == scRemoteError && contains(scGetLastError(comm), "aborted the communicator");
+        EXPECT_TRUE(failedWith(r, relayed ? scRemoteError : scTimeout, comm, "deadline"))
+            << c.name() << " with rank " << skip << " absent";
+        EXPECT_GE(took, deadline * (relayed ? 0.5 : 0.999)) << "returned before the deadline";
+        EXPECT_LT(took, 10 * deadline) << "returned long after the deadline";
+        const std::string first = scGetLastError(comm);
+        // The communicator is aborted: later calls fail at once, naming the cause.
+        for (int k = 0; k < 2; ++k) {
+          const auto t1 = std::chrono::steady_clock::now();
+          const scResult_t again =
+              k == 0 ? scAllReduce(buf.data(), buf.data(), 4, scInt32, scSum, scAlgoRing, comm, nullptr)
+                     : scBarrier(comm, nullptr);
+          EXPECT_LT(seconds(t1), 0.5 * deadline) << "a call on an aborted communicator did not fail fast";
+          EXPECT_TRUE(failedWith(again, scInvalidUsage, comm, "abort"));
+          EXPECT_TRUE(contains(scGetLastError(comm), "deadline"))
+              << "'" << scGetLastError(comm) << "' does not name the earlier failure ('" << first << "')";
+        }
+        syncWorld();
+      },
+      &cfg);
 }
 
 class Timeout : public testing::TestWithParam<std::tuple<int, Case>> {};
@@ -102,14 +106,16 @@ TEST_P(Timeout, OneRankNeverJoins) {
 
 // sparcoll's own schedules (point-to-point rounds).
 const Case kP2Cases[] = {{What::AllReduce, scAlgoRing}};
-const Case kP5Cases[] = {{What::AllReduce, scAlgoRing},     {What::AllReduce, scAlgoRabenseifner},
-                         {What::AllReduce, scAlgoRecDbl},   {What::ReduceScatter, scAlgoRing},
-                         {What::ReduceScatter, scAlgoRabenseifner}, {What::AllGather, scAlgoRing},
-                         {What::AllGather, scAlgoRecDbl}};
+const Case kP5Cases[] = {
+    {What::AllReduce, scAlgoRing},     {What::AllReduce, scAlgoRabenseifner},     {What::AllReduce, scAlgoRecDbl},
+    {What::ReduceScatter, scAlgoRing}, {What::ReduceScatter, scAlgoRabenseifner}, {What::AllGather, scAlgoRing},
+    {What::AllGather, scAlgoRecDbl}};
 // The library's collectives (native = MPI_Iallreduce / shared-memory direct,
 // barrier = MPI_Ibarrier / local barrier): a separate suite, run last.
-const Case kNativeCases[] = {{What::AllReduce, scAlgoNative}, {What::ReduceScatter, scAlgoNative},
-                             {What::AllGather, scAlgoNative}, {What::Barrier, scAlgoAuto}};
+const Case kNativeCases[] = {{What::AllReduce, scAlgoNative},
+                             {What::ReduceScatter, scAlgoNative},
+                             {What::AllGather, scAlgoNative},
+                             {What::Barrier, scAlgoAuto}};
 
 std::string caseName(const testing::TestParamInfo<std::tuple<int, Case>>& i) {
   return "P" + std::to_string(std::get<0>(i.param)) + "_" + std::get<1>(i.param).name();
@@ -137,10 +143,10 @@ TEST_P(TimeoutNative, OneRankNeverJoins) {
 }
 
 const Case kNativeP2Cases[] = {{What::AllReduce, scAlgoNative}, {What::Barrier, scAlgoAuto}};
-INSTANTIATE_TEST_SUITE_P(ZP2, TimeoutNative,
-                         testing::Combine(testing::Values(2), testing::ValuesIn(kNativeP2Cases)), caseName);
-INSTANTIATE_TEST_SUITE_P(ZP5, TimeoutNative,
-                         testing::Combine(testing::Values(5), testing::ValuesIn(kNativeCases)), caseName);
+INSTANTIATE_TEST_SUITE_P(ZP2, TimeoutNative, testing::Combine(testing::Values(2), testing::ValuesIn(kNativeP2Cases)),
+                         caseName);
+INSTANTIATE_TEST_SUITE_P(ZP5, TimeoutNative, testing::Combine(testing::Values(5), testing::ValuesIn(kNativeCases)),
+                         caseName);
 
 }  // namespace
 }  // namespace dtest

@@ -38,34 +38,36 @@ TEST_P(EightBitWrap, AllReduceAndReduceScatter) {
   DT_SKIP_UNLESS_RUNS(P);
   const size_t n = 999, rc = 333;  // allreduce count; reduce-scatter recvcount
   const scConfig_t cfg = config(30, 64);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    for (scDataType_t dt : {scInt8, scUint8})
-      for (scRedOp_t op : {scSum, scAvg, scProd}) {
-        SCOPED_TRACE(testing::Message() << typeStr(dt) << " " << opStr(op));
-        Bytes in(size_t(P) * rc > n ? size_t(P) * rc : n);
-        for (size_t i = 0; i < in.size(); ++i) in[i] = input(rank, i);
-        Bytes out(n, 0xAB);
-        ASSERT_EQ(scAllReduce(in.data(), out.data(), n, dt, op, algo, comm, nullptr), scSuccess)
-            << scGetLastError(comm);
-        for (size_t i = 0; i < n; ++i)
-          ASSERT_EQ(int(out[i]), int(expected(dt, op, P, i))) << "allreduce element " << i << " on rank " << rank;
-        if (algo == scAlgoRecDbl) continue;  // reduce-scatter: ring, rabenseifner, native
-        Bytes block(rc, 0xAB);
-        ASSERT_EQ(scReduceScatter(in.data(), block.data(), rc, dt, op, algo, comm, nullptr), scSuccess)
-            << scGetLastError(comm);
-        for (size_t k = 0; k < rc; ++k) {
-          const size_t i = size_t(rank) * rc + k;
-          ASSERT_EQ(int(block[k]), int(expected(dt, op, P, i)))
-              << "reduce-scatter element " << i << " on rank " << rank;
-        }
-      }
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        for (scDataType_t dt : {scInt8, scUint8})
+          for (scRedOp_t op : {scSum, scAvg, scProd}) {
+            SCOPED_TRACE(testing::Message() << typeStr(dt) << " " << opStr(op));
+            Bytes in(size_t(P) * rc > n ? size_t(P) * rc : n);
+            for (size_t i = 0; i < in.size(); ++i) in[i] = input(rank, i);
+            Bytes out(n, 0xAB);
+            ASSERT_EQ(scAllReduce(in.data(), out.data(), n, dt, op, algo, comm, nullptr), scSuccess)
+                << scGetLastError(comm);
+            for (size_t i = 0; i < n; ++i)
+              ASSERT_EQ(int(out[i]), int(expected(dt, op, P, i))) << "allreduce element " << i << " on rank " << rank;
+            if (algo == scAlgoRecDbl) continue;  // reduce-scatter: ring, rabenseifner, native
+            Bytes block(rc, 0xAB);
+            ASSERT_EQ(scReduceScatter(in.data(), block.data(), rc, dt, op, algo, comm, nullptr), scSuccess)
+                << scGetLastError(comm);
+            for (size_t k = 0; k < rc; ++k) {
+              const size_t i = size_t(rank) * rc + k;
+              ASSERT_EQ(int(block[k]), int(expected(dt, op, P, i)))
+                  << "reduce-scatter element " << i << " on rank " << rank;
+            }
+          }
+      },
+      &cfg);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dense, EightBitWrap,
                          testing::Combine(testing::Values(2, 3, 4),
-                                          testing::Values(scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl,
-                                                          scAlgoNative)),
+                                          testing::Values(scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoNative)),
                          PAlgoName());
 
 }  // namespace

@@ -13,10 +13,16 @@ struct Acc {
   Traffic t;
   size_t esz;
   void send(size_t n) {
-    if (n) { t.bytesSent += n * esz; t.msgsSent++; }
+    if (n) {
+      t.bytesSent += n * esz;
+      t.msgsSent++;
+    }
   }
   void recv(size_t n) {
-    if (n) { t.bytesRecv += n * esz; t.msgsRecv++; }
+    if (n) {
+      t.bytesRecv += n * esz;
+      t.msgsRecv++;
+    }
   }
   void sendSliced(size_t n, size_t slice) {
     for (size_t k = 0; k < n; k += slice) send(std::min(slice, n - k));

@@ -55,8 +55,7 @@ void dropStream(void* s) {
 class SimBackend final : public sc::Backend {
  public:
   sc::Mem mem() const override { return sc::Mem::Device; }
-  void reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt, scRedOp_t op,
-              void* s) override {
+  void reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt, scRedOp_t op, void* s) override {
     cpu_->reduce(dst, a, b, n, dt, op, s);
   }
   void divide(void* buf, size_t n, scDataType_t dt, int divisor, void* s) override {

@@ -68,7 +68,8 @@ const std::vector<Shape>& shapes() {
        [](int P, int) { return (P - 1) * int(ceilDiv(3 * kSlice + 5, kSlice)); }},
       {"allgather", scAlgoRing, 3 * kSlice + 5, [](int P, int) { return P - 1; }},
       {"allgather", scAlgoRecDbl, 3 * kSlice + 5, recdblRounds},
-      {"broadcast", scAlgoBinomial, 5000, [](int P, int rank) {
+      {"broadcast", scAlgoBinomial, 5000,
+       [](int P, int rank) {
          // Root 0: rank r receives once (but the root) and sends to r + 2^k for
          // every 2^k below its lowest set bit (the root: below P).
          int rounds = rank ? 1 : 0;
@@ -96,8 +97,7 @@ void call(const Shape& s, scComm_t comm, int rank, int P, void* stream) {
   const std::string n = s.name;
   if (n == "allreduce") {
     SC_OK(comm, scAllReduce(send.data(), recv.data(), s.count, scFloat32, scSum, s.algo, comm, stream));
-    for (size_t i = 0; i < out; i += 997)
-      ASSERT_EQ(recv[i], float(P * (i % 97) + P * (P - 1) / 2)) << i;
+    for (size_t i = 0; i < out; i += 997) ASSERT_EQ(recv[i], float(P * (i % 97) + P * (P - 1) / 2)) << i;
   } else if (n == "reduce_scatter") {
     SC_OK(comm, scReduceScatter(send.data(), recv.data(), s.count, scFloat32, scSum, s.algo, comm, stream));
     for (size_t i = 0; i < out; i += 997) {
@@ -114,10 +114,18 @@ void call(const Shape& s, scComm_t comm, int rank, int P, void* stream) {
 }
 
 scStats_t since(const scStats_t& a, const scStats_t& b) {
-  return {b.bytesSent - a.bytesSent, b.bytesRecv - a.bytesRecv, b.msgsSent - a.msgsSent, b.msgsRecv - a.msgsRecv,
-          b.interNodeBytesSent - a.interNodeBytesSent, b.interNodeMsgsSent - a.interNodeMsgsSent,
-          b.hostReads - a.hostReads, b.rounds - a.rounds, b.rendezvous - a.rendezvous,
-          b.hostSyncs - a.hostSyncs, b.eventsCreated - a.eventsCreated, b.scratchAllocs - a.scratchAllocs};
+  return {b.bytesSent - a.bytesSent,
+          b.bytesRecv - a.bytesRecv,
+          b.msgsSent - a.msgsSent,
+          b.msgsRecv - a.msgsRecv,
+          b.interNodeBytesSent - a.interNodeBytesSent,
+          b.interNodeMsgsSent - a.interNodeMsgsSent,
+          b.hostReads - a.hostReads,
+          b.rounds - a.rounds,
+          b.rendezvous - a.rendezvous,
+          b.hostSyncs - a.hostSyncs,
+          b.eventsCreated - a.eventsCreated,
+          b.scratchAllocs - a.scratchAllocs};
 }
 
 // Calls of `s` on P ranks; per rank, the counts of the first call and of the
@@ -133,23 +141,26 @@ Counts measure(const Shape& s, int P, bool device) {
   Counts c{std::vector<scStats_t>(size_t(P)), std::vector<scStats_t>(size_t(P))};
   const scConfig_t cfg = config();
   std::vector<int> devices(size_t(P), 0);
-  c.ran = run(P, [&](scComm_t comm, int rank) {
-    void* stream = device ? simdev::stream() : nullptr;
-    scStats_t a{}, b{}, d{};
-    SC_OK(comm, scCommGetStats(comm, &a));
-    call(s, comm, rank, P, stream);
-    SC_OK(comm, scCommGetStats(comm, &b));
-    for (int i = 0; i < kMore; ++i) call(s, comm, rank, P, stream);
-    SC_OK(comm, scCommGetStats(comm, &d));
-    c.first[size_t(rank)] = since(a, b);
-    c.second[size_t(rank)] = since(b, d);
-  }, &cfg, device ? devices.data() : nullptr);
+  c.ran = run(
+      P,
+      [&](scComm_t comm, int rank) {
+        void* stream = device ? simdev::stream() : nullptr;
+        scStats_t a{}, b{}, d{};
+        SC_OK(comm, scCommGetStats(comm, &a));
+        call(s, comm, rank, P, stream);
+        SC_OK(comm, scCommGetStats(comm, &b));
+        for (int i = 0; i < kMore; ++i) call(s, comm, rank, P, stream);
+        SC_OK(comm, scCommGetStats(comm, &d));
+        c.first[size_t(rank)] = since(a, b);
+        c.second[size_t(rank)] = since(b, d);
+      },
+      &cfg, device ? devices.data() : nullptr);
   return c;
 }
 
 std::string what(const Shape& s, int P) {
-  return std::string(s.name) + " algo " + std::to_string(int(s.algo)) + " count " + std::to_string(s.count) +
-         " P " + std::to_string(P);
+  return std::string(s.name) + " algo " + std::to_string(int(s.algo)) + " count " + std::to_string(s.count) + " P " +
+         std::to_string(P);
 }
 
 TEST(Structure, RoundsFollowTheSchedulesAndEachMessageIsOneHandshake) {
@@ -164,7 +175,7 @@ TEST(Structure, RoundsFollowTheSchedulesAndEachMessageIsOneHandshake) {
         EXPECT_EQ(x.rendezvous, x.msgsSent + x.msgsRecv);
         EXPECT_EQ(x.hostSyncs, 0u);
         EXPECT_EQ(x.hostReads, 0u);
-        EXPECT_EQ(x.eventsCreated, 0u);  // host memory: no events
+        EXPECT_EQ(x.eventsCreated, 0u);                    // host memory: no events
         EXPECT_EQ(c.second[size_t(r)].scratchAllocs, 0u);  // kept from the first call
       }
     }
@@ -225,7 +236,7 @@ TEST(Structure, DeviceRoundsRecordAndWaitAsTheProtocolSays) {
     EXPECT_GT(recvs, 0u);
     EXPECT_EQ(uint64_t(simdev::waits() - wait0), 3 * recvs + sends);
     EXPECT_EQ(uint64_t(simdev::copies() - copy0), recvs);
-    EXPECT_EQ(simdev::liveEvents(), 0);   // the pools went with their communicators
+    EXPECT_EQ(simdev::liveEvents(), 0);  // the pools went with their communicators
     EXPECT_EQ(simdev::liveStreams(), 0);
   }
 }
@@ -245,36 +256,39 @@ TEST(Structure, StaticSparseOnADeviceNeverWaitsForTheDevice) {
   const scConfig_t cfg = config();
   for (bool withStatus : {true, false}) {
     SCOPED_TRACE(withStatus ? "with a status word" : "without a status word");
-    run(P, [&](scComm_t comm, int rank) {
-      std::vector<uint32_t> idx(cap);
-      std::vector<float> val(cap);
-      const uint64_t count = 10 + uint64_t(rank);  // in "device" memory: nnzPtr
-      for (size_t i = 0; i < cap; ++i) {
-        idx[i] = uint32_t((i * 37 + size_t(rank) * 11) % dim);
-        val[i] = float(rank + 1);
-      }
-      std::vector<float> out(dim, -1.0f);
-      uint64_t status = 0;
-      for (int call = 0; call < 2; ++call) {
-        scStats_t a{}, b{};
-        SC_OK(comm, scCommGetStats(comm, &a));
-        SC_OK(comm, scSparseAllReduceStatic(idx.data(), val.data(), 0, &count, cap, dim, scIndexU32, scFloat32,
-                                            scSum, out.data(), withStatus ? &status : nullptr, comm,
-                                            simdev::stream()));
-        SC_OK(comm, scCommGetStats(comm, &b));
-        const scStats_t d = since(a, b);
-        EXPECT_EQ(d.hostReads, withStatus ? 0u : 1u);
-        EXPECT_EQ(d.hostSyncs, d.hostReads);
-        EXPECT_GT(d.rounds, 0u);
-        EXPECT_EQ(d.rendezvous, d.msgsSent + d.msgsRecv);
-        if (call) EXPECT_EQ(d.scratchAllocs, 0u);
-      }
-      EXPECT_EQ(status, 0u);
-      std::vector<float> want(dim, 0.0f);
-      for (int q = 0; q < P; ++q)
-        for (size_t i = 0; i < 10 + size_t(q); ++i) want[(i * 37 + size_t(q) * 11) % dim] += float(q + 1);
-      EXPECT_EQ(out, want);
-    }, &cfg, devices.data());
+    run(
+        P,
+        [&](scComm_t comm, int rank) {
+          std::vector<uint32_t> idx(cap);
+          std::vector<float> val(cap);
+          const uint64_t count = 10 + uint64_t(rank);  // in "device" memory: nnzPtr
+          for (size_t i = 0; i < cap; ++i) {
+            idx[i] = uint32_t((i * 37 + size_t(rank) * 11) % dim);
+            val[i] = float(rank + 1);
+          }
+          std::vector<float> out(dim, -1.0f);
+          uint64_t status = 0;
+          for (int call = 0; call < 2; ++call) {
+            scStats_t a{}, b{};
+            SC_OK(comm, scCommGetStats(comm, &a));
+            SC_OK(comm,
+                  scSparseAllReduceStatic(idx.data(), val.data(), 0, &count, cap, dim, scIndexU32, scFloat32, scSum,
+                                          out.data(), withStatus ? &status : nullptr, comm, simdev::stream()));
+            SC_OK(comm, scCommGetStats(comm, &b));
+            const scStats_t d = since(a, b);
+            EXPECT_EQ(d.hostReads, withStatus ? 0u : 1u);
+            EXPECT_EQ(d.hostSyncs, d.hostReads);
+            EXPECT_GT(d.rounds, 0u);
+            EXPECT_EQ(d.rendezvous, d.msgsSent + d.msgsRecv);
+            if (call) EXPECT_EQ(d.scratchAllocs, 0u);
+          }
+          EXPECT_EQ(status, 0u);
+          std::vector<float> want(dim, 0.0f);
+          for (int q = 0; q < P; ++q)
+            for (size_t i = 0; i < 10 + size_t(q); ++i) want[(i * 37 + size_t(q) * 11) % dim] += float(q + 1);
+          EXPECT_EQ(out, want);
+        },
+        &cfg, devices.data());
   }
 }
 
@@ -285,27 +299,30 @@ TEST(Structure, CountDrivenSparseOnADeviceWaitsOncePerRead) {
   std::vector<int> devices(size_t(P), 0);
   const scConfig_t cfg = config();
   for (bool device : {false, true}) {
-    run(P, [&](scComm_t comm, int rank) {
-      std::vector<uint32_t> idx;
-      std::vector<float> val;
-      for (uint32_t i = uint32_t(rank); i < dim; i += 64) {
-        idx.push_back(i);
-        val.push_back(1.0f);
-      }
-      std::vector<float> out(dim);
-      for (scSparseAlgo_t algo : {scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather}) {
-        SCOPED_TRACE(std::string(device ? "device" : "host") + " algo " + std::to_string(int(algo)));
-        scStats_t a{}, b{};
-        SC_OK(comm, scCommGetStats(comm, &a));
-        SC_OK(comm, scSparseAllReduce(idx.data(), val.data(), idx.size(), dim, scIndexU32, scFloat32, scSum,
-                                      algo, out.data(), comm, device ? simdev::stream() : nullptr));
-        SC_OK(comm, scCommGetStats(comm, &b));
-        const scStats_t d = since(a, b);
-        EXPECT_GT(d.hostReads, 0u);
-        EXPECT_EQ(d.hostSyncs, device ? d.hostReads : 0u);
-        for (size_t i = 0; i < dim; ++i) ASSERT_EQ(out[i], (i % 64) < size_t(P) ? 1.0f : 0.0f) << i;
-      }
-    }, &cfg, device ? devices.data() : nullptr);
+    run(
+        P,
+        [&](scComm_t comm, int rank) {
+          std::vector<uint32_t> idx;
+          std::vector<float> val;
+          for (uint32_t i = uint32_t(rank); i < dim; i += 64) {
+            idx.push_back(i);
+            val.push_back(1.0f);
+          }
+          std::vector<float> out(dim);
+          for (scSparseAlgo_t algo : {scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather}) {
+            SCOPED_TRACE(std::string(device ? "device" : "host") + " algo " + std::to_string(int(algo)));
+            scStats_t a{}, b{};
+            SC_OK(comm, scCommGetStats(comm, &a));
+            SC_OK(comm, scSparseAllReduce(idx.data(), val.data(), idx.size(), dim, scIndexU32, scFloat32, scSum, algo,
+                                          out.data(), comm, device ? simdev::stream() : nullptr));
+            SC_OK(comm, scCommGetStats(comm, &b));
+            const scStats_t d = since(a, b);
+            EXPECT_GT(d.hostReads, 0u);
+            EXPECT_EQ(d.hostSyncs, device ? d.hostReads : 0u);
+            for (size_t i = 0; i < dim; ++i) ASSERT_EQ(out[i], (i % 64) < size_t(P) ? 1.0f : 0.0f) << i;
+          }
+        },
+        &cfg, device ? devices.data() : nullptr);
   }
 }
 

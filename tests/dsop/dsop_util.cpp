@@ -20,10 +20,22 @@ std::vector<char> encode(const std::vector<double>& v, scDataType_t dt) {
   for (size_t i = 0; i < v.size(); ++i) {
     char* p = out.data() + i * inSize(dt);
     switch (dt) {
-      case scFloat32: { const float f = float(v[i]); std::memcpy(p, &f, 4); break; }
+      case scFloat32: {
+        const float f = float(v[i]);
+        std::memcpy(p, &f, 4);
+        break;
+      }
       case scFloat64: std::memcpy(p, &v[i], 8); break;
-      case scFloat16: { const uint16_t h = sc::floatToHalf(float(v[i])); std::memcpy(p, &h, 2); break; }
-      case scBfloat16: { const uint16_t h = sc::floatToBf16(float(v[i])); std::memcpy(p, &h, 2); break; }
+      case scFloat16: {
+        const uint16_t h = sc::floatToHalf(float(v[i]));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case scBfloat16: {
+        const uint16_t h = sc::floatToBf16(float(v[i]));
+        std::memcpy(p, &h, 2);
+        break;
+      }
       default: throw std::runtime_error("encode: unsupported dtype");
     }
   }
@@ -90,10 +102,26 @@ namespace {
 // The value an encoded input element holds.
 double decodeIn(const char* p, scDataType_t dt) {
   switch (dt) {
-    case scFloat32: { float f; std::memcpy(&f, p, 4); return f; }
-    case scFloat64: { double d; std::memcpy(&d, p, 8); return d; }
-    case scFloat16: { uint16_t h; std::memcpy(&h, p, 2); return sc::halfToFloat(h); }
-    default: { uint16_t h; std::memcpy(&h, p, 2); return sc::bf16ToFloat(h); }
+    case scFloat32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case scFloat64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case scFloat16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return sc::halfToFloat(h);
+    }
+    default: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return sc::bf16ToFloat(h);
+    }
   }
 }
 }  // namespace
@@ -149,7 +177,8 @@ uint64_t expectedBytes(scDsopAlgo_t algo, int P, int r, size_t n, size_t m, scDa
   const uint64_t ring = (2 * nm - blockLen(nm, P, r) - blockLen(nm, P, next)) * so;
   switch (algo) {
     case scDsopAllGather: return vectors;
-    case scDsopAllReduce: case scDsopAllReduceRing: return ring;
+    case scDsopAllReduce:
+    case scDsopAllReduceRing: return ring;
     case scDsopGRabenseifner: return vectors + blocks;
     case scDsopAllScatter: return ((n - blockLen(n, P, r)) + uint64_t(P - 1) * m) * si + blocks;
     default: return ~uint64_t(0);

@@ -12,8 +12,8 @@
 
 namespace dsoptest {
 
-constexpr scDsopAlgo_t kAlgos[] = {scDsopAuto, scDsopAllGather, scDsopAllReduce, scDsopAllReduceRing,
-                                   scDsopGRabenseifner, scDsopAllScatter};
+constexpr scDsopAlgo_t kAlgos[] = {scDsopAuto,          scDsopAllGather,     scDsopAllReduce,
+                                   scDsopAllReduceRing, scDsopGRabenseifner, scDsopAllScatter};
 
 // Values of rank i's vectors: small integers in [-4, 4] and [-3, 3].
 double aValue(int rank, size_t x);

@@ -80,11 +80,14 @@ TEST(Dsop, DenseConfigurations) {
   for (int P : ranksToRun()) {
     for (scAlgo_t cfgAlgo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl, scAlgoNative}) {
       const scConfig_t cfg = withAlgo(cfgAlgo);
-      sctest::run(P, [&](scComm_t comm, int rank) {
-        SCOPED_TRACE(testing::Message() << "scConfig_t.algo = " << int(cfgAlgo));
-        for (auto [n, m] : {std::pair<size_t, size_t>{size_t(P + 1), 97}, {1000, 3}})
-          for (scDsopAlgo_t algo : kAlgos) runAndCheck(comm, rank, P, n, m, scFloat32, algo);
-      }, &cfg);
+      sctest::run(
+          P,
+          [&](scComm_t comm, int rank) {
+            SCOPED_TRACE(testing::Message() << "scConfig_t.algo = " << int(cfgAlgo));
+            for (auto [n, m] : {std::pair<size_t, size_t>{size_t(P + 1), 97}, {1000, 3}})
+              for (scDsopAlgo_t algo : kAlgos) runAndCheck(comm, rank, P, n, m, scFloat32, algo);
+          },
+          &cfg);
     }
   }
 }
@@ -122,38 +125,46 @@ TEST(Dsop, TrafficPerRankMatchesCostModel) {
   for (int P : ranksToRun()) {
     if (P == 1) continue;
     const scConfig_t cfg = withAlgo(scAlgoRing);
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const size_t k = size_t(P);
-      for (auto [n, m] : {std::pair<size_t, size_t>{5 * k, 3 * k}, {4 * k, 7 * k}, {97, 13}, {1, 7},
-                          {size_t(P - 1), 100}, {1000, 1}}) {
-        for (scDataType_t dt : {scFloat32, scFloat16}) {
-          const auto a = encode(vecA(rank, n), dt), b = encode(vecB(rank, m), dt);
-          std::vector<char> G(n * m * outSize(dt));
-          uint64_t sent[scNumDsopAlgos] = {};
-          for (scDsopAlgo_t algo : kAlgos) {
-            if (algo == scDsopAuto) continue;
-            SCOPED_TRACE(testing::Message() << scDsopAlgoName(algo) << " n=" << n << " m=" << m << " dt=" << int(dt));
-            SC_OK(comm, scCommResetStats(comm));
-            SC_OK(comm, scDsop(a.data(), n, b.data(), m, G.data(), dt, algo, comm, nullptr));
-            scStats_t st;
-            SC_OK(comm, scCommGetStats(comm, &st));
-            sent[algo] = st.bytesSent;
-            EXPECT_EQ(st.bytesSent, expectedBytes(algo, P, rank, n, m, dt));
-            EXPECT_EQ(compare(decodeOut(G.data(), n * m, dt), reference(P, n, m), m), "");
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const size_t k = size_t(P);
+          for (auto [n, m] : {std::pair<size_t, size_t>{5 * k, 3 * k},
+                              {4 * k, 7 * k},
+                              {97, 13},
+                              {1, 7},
+                              {size_t(P - 1), 100},
+                              {1000, 1}}) {
+            for (scDataType_t dt : {scFloat32, scFloat16}) {
+              const auto a = encode(vecA(rank, n), dt), b = encode(vecB(rank, m), dt);
+              std::vector<char> G(n * m * outSize(dt));
+              uint64_t sent[scNumDsopAlgos] = {};
+              for (scDsopAlgo_t algo : kAlgos) {
+                if (algo == scDsopAuto) continue;
+                SCOPED_TRACE(testing::Message()
+                             << scDsopAlgoName(algo) << " n=" << n << " m=" << m << " dt=" << int(dt));
+                SC_OK(comm, scCommResetStats(comm));
+                SC_OK(comm, scDsop(a.data(), n, b.data(), m, G.data(), dt, algo, comm, nullptr));
+                scStats_t st;
+                SC_OK(comm, scCommGetStats(comm, &st));
+                sent[algo] = st.bytesSent;
+                EXPECT_EQ(st.bytesSent, expectedBytes(algo, P, rank, n, m, dt));
+                EXPECT_EQ(compare(decodeOut(G.data(), n * m, dt), reference(P, n, m), m), "");
+              }
+              EXPECT_LE(sent[scDsopAllScatter], sent[scDsopGRabenseifner]);
+              if (P > 2) EXPECT_LT(sent[scDsopAllScatter], sent[scDsopGRabenseifner]);
+              if (n % k == 0 && m % k == 0 && dt == scFloat32) {  // the paper's figures, in elements
+                const uint64_t N = n, M = m, Pm1 = uint64_t(P - 1);
+                EXPECT_EQ(sent[scDsopAllGather] / 4, Pm1 * (N + M));
+                EXPECT_EQ(sent[scDsopAllReduce] / 4, 2 * Pm1 * N * M / P);
+                EXPECT_EQ(sent[scDsopAllReduceRing] / 4, 2 * Pm1 * N * M / P);
+                EXPECT_EQ(sent[scDsopGRabenseifner] / 4, Pm1 * (N + M) + Pm1 * N * M / P);
+                EXPECT_EQ(sent[scDsopAllScatter] / 4, Pm1 * N / P + Pm1 * M + Pm1 * N * M / P);
+              }
+            }
           }
-          EXPECT_LE(sent[scDsopAllScatter], sent[scDsopGRabenseifner]);
-          if (P > 2) EXPECT_LT(sent[scDsopAllScatter], sent[scDsopGRabenseifner]);
-          if (n % k == 0 && m % k == 0 && dt == scFloat32) {  // the paper's figures, in elements
-            const uint64_t N = n, M = m, Pm1 = uint64_t(P - 1);
-            EXPECT_EQ(sent[scDsopAllGather] / 4, Pm1 * (N + M));
-            EXPECT_EQ(sent[scDsopAllReduce] / 4, 2 * Pm1 * N * M / P);
-            EXPECT_EQ(sent[scDsopAllReduceRing] / 4, 2 * Pm1 * N * M / P);
-            EXPECT_EQ(sent[scDsopGRabenseifner] / 4, Pm1 * (N + M) + Pm1 * N * M / P);
-            EXPECT_EQ(sent[scDsopAllScatter] / 4, Pm1 * N / P + Pm1 * M + Pm1 * N * M / P);
-          }
-        }
-      }
-    }, &cfg);
+        },
+        &cfg);
   }
 }
 
@@ -163,17 +174,20 @@ TEST(Dsop, NativeAllReduceBaselineIsUncounted) {
   for (int P : ranksToRun()) {
     if (P == 1) continue;
     const scConfig_t cfg = withAlgo(scAlgoNative);
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const size_t n = 40, m = 30;
-      const auto a = encode(vecA(rank, n), scFloat32), b = encode(vecB(rank, m), scFloat32);
-      std::vector<float> G(n * m);
-      SC_OK(comm, scCommResetStats(comm));
-      SC_OK(comm, scDsop(a.data(), n, b.data(), m, G.data(), scFloat32, scDsopAllReduce, comm, nullptr));
-      scStats_t st;
-      SC_OK(comm, scCommGetStats(comm, &st));
-      EXPECT_EQ(st.bytesSent, 0u);
-      EXPECT_EQ(compare(decodeOut(G.data(), n * m, scFloat32), reference(P, n, m), m), "");
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const size_t n = 40, m = 30;
+          const auto a = encode(vecA(rank, n), scFloat32), b = encode(vecB(rank, m), scFloat32);
+          std::vector<float> G(n * m);
+          SC_OK(comm, scCommResetStats(comm));
+          SC_OK(comm, scDsop(a.data(), n, b.data(), m, G.data(), scFloat32, scDsopAllReduce, comm, nullptr));
+          scStats_t st;
+          SC_OK(comm, scCommGetStats(comm, &st));
+          EXPECT_EQ(st.bytesSent, 0u);
+          EXPECT_EQ(compare(decodeOut(G.data(), n * m, scFloat32), reference(P, n, m), m), "");
+        },
+        &cfg);
   }
 }
 

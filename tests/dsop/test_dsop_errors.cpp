@@ -50,13 +50,11 @@ TEST(DsopErrors, BadArguments) {
       expectError(comm, scDsop(a, 4, b, 4, G, scFloat32, scDsopAlgo_t(-1), comm, nullptr), scInvalidArgument,
                   "unknown DSOP algorithm");
       // n*m*sizeof overflows size_t (no allocation is attempted).
-      expectError(comm, scDsop(a, SIZE_MAX / 2, b, 3, G, scFloat32, A, comm, nullptr), scInvalidArgument,
-                  "overflows");
+      expectError(comm, scDsop(a, SIZE_MAX / 2, b, 3, G, scFloat32, A, comm, nullptr), scInvalidArgument, "overflows");
       expectError(comm, scDsop(a, size_t(1) << 32, b, size_t(1) << 31, G, scFloat64, A, comm, nullptr),
                   scInvalidArgument, "overflows");
       // n*m fits, but P*(n+m) gathered elements do not.
-      expectError(comm, scDsop(a, 1, b, SIZE_MAX / 4, G, scFloat32, A, comm, nullptr), scInvalidArgument,
-                  "overflow");
+      expectError(comm, scDsop(a, 1, b, SIZE_MAX / 4, G, scFloat32, A, comm, nullptr), scInvalidArgument, "overflow");
       int dummy;
       expectError(comm, scDsop(a, 4, b, 4, G, scFloat32, A, comm, &dummy), scInvalidArgument, "stream must be NULL");
       expectError(comm, scDsop(a, 4, b, 2, a + 1, scFloat32, A, comm, nullptr), scInvalidArgument, "overlaps");
@@ -79,22 +77,22 @@ TEST(DsopErrors, SparseBadArguments) {
       const auto A = scDsopGRabenseifner;
       expectError(comm, scDsopSparse(unsorted, v, 3, 10, good, v, 3, 10, G, scFloat32, A, comm, nullptr),
                   scInvalidArgument, "strictly increasing");
-      expectError(comm, scDsopSparse(good, v, 3, 10, dup, v, 3, 10, G, scFloat32, A, comm, nullptr),
-                  scInvalidArgument, "strictly increasing");
-      expectError(comm, scDsopSparse(big, v, 2, 10, good, v, 3, 10, G, scFloat32, A, comm, nullptr),
-                  scInvalidArgument, "below 10");
-      expectError(comm, scDsopSparse(good, v, 3, 2, good, v, 3, 10, G, scFloat32, A, comm, nullptr),
-                  scInvalidArgument, "more non-zeros");
+      expectError(comm, scDsopSparse(good, v, 3, 10, dup, v, 3, 10, G, scFloat32, A, comm, nullptr), scInvalidArgument,
+                  "strictly increasing");
+      expectError(comm, scDsopSparse(big, v, 2, 10, good, v, 3, 10, G, scFloat32, A, comm, nullptr), scInvalidArgument,
+                  "below 10");
+      expectError(comm, scDsopSparse(good, v, 3, 2, good, v, 3, 10, G, scFloat32, A, comm, nullptr), scInvalidArgument,
+                  "more non-zeros");
       expectError(comm, scDsopSparse(nullptr, v, 3, 10, good, v, 3, 10, G, scFloat32, A, comm, nullptr),
                   scInvalidArgument, "NULL");
       expectError(comm, scDsopSparse(good, nullptr, 3, 10, good, v, 3, 10, G, scFloat32, A, comm, nullptr),
                   scInvalidArgument, "NULL");
       expectError(comm, scDsopSparse(good, v, 3, 10, good, v, 3, 10, G, scFloat32, scDsopAllScatter, comm, nullptr),
                   scInvalidArgument, "not available for sparse");
-      expectError(comm, scDsopSparse(good, v, 3, 10, good, v, 3, 10, G, scInt32, A, comm, nullptr),
-                  scInvalidArgument, "DSOP supports");
-      expectError(comm, scDsopSparse(good, v, 3, 0, good, v, 3, 10, G, scFloat32, A, comm, nullptr),
-                  scInvalidArgument, "n >= 1");
+      expectError(comm, scDsopSparse(good, v, 3, 10, good, v, 3, 10, G, scInt32, A, comm, nullptr), scInvalidArgument,
+                  "DSOP supports");
+      expectError(comm, scDsopSparse(good, v, 3, 0, good, v, 3, 10, G, scFloat32, A, comm, nullptr), scInvalidArgument,
+                  "n >= 1");
       expectError(comm, scDsopSparse(good, v, 3, 10, good, v, 3, 10, nullptr, scFloat32, A, comm, nullptr),
                   scInvalidArgument, "G is NULL");
       expectError(comm, scDsopSparse(good, G + 50, 3, 10, good, v, 3, 10, G, scFloat32, A, comm, nullptr),

@@ -92,8 +92,8 @@ TEST(DsopGpu, RealValuedWithinRoundingBound) {
           for (size_t i = 0; i < n * m; ++i) init.push_back(std::ldexp(double(int(i % 17) - 8), -3));
         const auto hInit = encode(acc ? init : std::vector<double>(n * m, 7.0), odt);
         for (Engine e : {Engine::Custom, Engine::Blas}) {
-          SCOPED_TRACE(testing::Message() << "dt=" << int(dt) << " K=" << K << " acc=" << acc
-                                          << " engine=" << sc::dsop::engineName(e));
+          SCOPED_TRACE(testing::Message()
+                       << "dt=" << int(dt) << " K=" << K << " acc=" << acc << " engine=" << sc::dsop::engineName(e));
           DevBuf dG(hInit.size());
           gputest::upload(dG.get(), hInit.data(), hInit.size(), s.get());
           sc::dsop::deviceRect(dt, Pairs{dA.get(), n, dB.get(), m, K}, Rect{0, n, 0, m}, dG.get(), m, acc, s, e);
@@ -111,22 +111,23 @@ TEST(DsopGpu, AlgorithmsOnDeviceMemory) {
     for (int P : {1, 2, 3, 4}) {
       const auto devs = zeros(P);
       sctest::run(P, gputest::guarded([&](scComm_t comm, int rank) {
-        Stream s;
-        for (scDataType_t dt : {scFloat32, scFloat64, scFloat16})
-          for (auto [n, m] : {std::pair<size_t, size_t>{size_t(P + 1), 97}, {1000, 3}, {1, 50}})
-            for (scDsopAlgo_t algo : kAlgos) {
-              SCOPED_TRACE(testing::Message() << engine << " " << scDsopAlgoName(algo) << " P=" << P << " n=" << n
-                                              << " m=" << m << " dt=" << int(dt));
-              const auto a = encode(vecA(rank, n), dt), b = encode(vecB(rank, m), dt);
-              DevBuf da(a.size()), db(b.size()), dG(n * m * outSize(dt));
-              gputest::upload(da.get(), a.data(), a.size(), s.get());
-              gputest::upload(db.get(), b.data(), b.size(), s.get());
-              gputest::poison(dG.get(), n * m * outSize(dt), s.get());
-              SC_OK(comm, scDsop(da.get(), n, db.get(), m, dG.get(), dt, algo, comm, s));
-              const auto G = gputest::download(dG.get(), n * m * outSize(dt), s.get());
-              EXPECT_EQ(compare(decodeOut(G.data(), n * m, dt), reference(P, n, m), m), "");
-            }
-      }), nullptr, devs.data());
+                    Stream s;
+                    for (scDataType_t dt : {scFloat32, scFloat64, scFloat16})
+                      for (auto [n, m] : {std::pair<size_t, size_t>{size_t(P + 1), 97}, {1000, 3}, {1, 50}})
+                        for (scDsopAlgo_t algo : kAlgos) {
+                          SCOPED_TRACE(testing::Message() << engine << " " << scDsopAlgoName(algo) << " P=" << P
+                                                          << " n=" << n << " m=" << m << " dt=" << int(dt));
+                          const auto a = encode(vecA(rank, n), dt), b = encode(vecB(rank, m), dt);
+                          DevBuf da(a.size()), db(b.size()), dG(n * m * outSize(dt));
+                          gputest::upload(da.get(), a.data(), a.size(), s.get());
+                          gputest::upload(db.get(), b.data(), b.size(), s.get());
+                          gputest::poison(dG.get(), n * m * outSize(dt), s.get());
+                          SC_OK(comm, scDsop(da.get(), n, db.get(), m, dG.get(), dt, algo, comm, s));
+                          const auto G = gputest::download(dG.get(), n * m * outSize(dt), s.get());
+                          EXPECT_EQ(compare(decodeOut(G.data(), n * m, dt), reference(P, n, m), m), "");
+                        }
+                  }),
+                  nullptr, devs.data());
     }
   }
 }
@@ -136,51 +137,52 @@ TEST(DsopGpu, SparseOnDeviceMemory) {
   for (int P : {1, 3, 4}) {
     const auto devs = zeros(P);
     sctest::run(P, gputest::guarded([&](scComm_t comm, int rank) {
-      Stream s;
-      const size_t n = 300, m = 120;
-      // Rank q's support: every (q+2)-th index from q (a) / every (q+3)-th from 2q (b).
-      auto supp = [](int q, size_t len, size_t step, size_t start) {
-        std::vector<uint64_t> v;
-        for (size_t x = start; x < len; x += step) v.push_back(x);
-        return v;
-      };
-      std::vector<std::vector<double>> A(P, std::vector<double>(n)), B(P, std::vector<double>(m));
-      std::vector<uint64_t> myA, myB;
-      std::vector<double> valA, valB;
-      for (int q = 0; q < P; ++q) {
-        const auto ia = supp(q, n, q + 2, q), ib = supp(q, m, q + 3, 2 * q);
-        for (auto x : ia) A[q][x] = aValue(q, x) ? aValue(q, x) : 1;
-        for (auto y : ib) B[q][y] = bValue(q, y) ? bValue(q, y) : 2;
-        if (q == rank) {
-          myA = ia;
-          myB = ib;
-          for (auto x : ia) valA.push_back(A[q][x]);
-          for (auto y : ib) valB.push_back(B[q][y]);
-        }
-      }
-      for (scDsopAlgo_t algo : {scDsopAuto, scDsopAllGather, scDsopGRabenseifner}) {
-        SCOPED_TRACE(testing::Message() << scDsopAlgoName(algo) << " P=" << P);
-        const auto va = encode(valA, scFloat32), vb = encode(valB, scFloat32);
-        DevBuf dia(myA.size() * 8), dib(myB.size() * 8), dva(va.size()), dvb(vb.size()), dG(n * m * 4);
-        gputest::upload(dia.get(), myA.data(), myA.size() * 8, s.get());
-        gputest::upload(dib.get(), myB.data(), myB.size() * 8, s.get());
-        gputest::upload(dva.get(), va.data(), va.size(), s.get());
-        gputest::upload(dvb.get(), vb.data(), vb.size(), s.get());
-        gputest::poison(dG.get(), n * m * 4, s.get());
-        SC_OK(comm, scDsopSparse(reinterpret_cast<const uint64_t*>(dia.get()), dva.get(), myA.size(), n,
-                                 reinterpret_cast<const uint64_t*>(dib.get()), dvb.get(), myB.size(), m, dG.get(),
-                                 scFloat32, algo, comm, s));
-        const auto G = gputest::download(dG.get(), n * m * 4, s.get());
-        EXPECT_EQ(compare(decodeOut(G.data(), n * m, scFloat32), reference(A, B), m), "");
-      }
-      // Unsorted indices are caught on the device before any message.
-      const uint64_t bad[2] = {5, 3};
-      DevBuf dbad(16), dv(8);
-      gputest::upload(dbad.get(), bad, 16, s.get());
-      EXPECT_EQ(scDsopSparse(reinterpret_cast<const uint64_t*>(dbad.get()), dv.get(), 2, n, nullptr, nullptr, 0, m,
-                             dv.get(), scFloat32, scDsopAuto, comm, s),
-                scInvalidArgument);
-    }), nullptr, devs.data());
+                  Stream s;
+                  const size_t n = 300, m = 120;
+                  // Rank q's support: every (q+2)-th index from q (a) / every (q+3)-th from 2q (b).
+                  auto supp = [](int q, size_t len, size_t step, size_t start) {
+                    std::vector<uint64_t> v;
+                    for (size_t x = start; x < len; x += step) v.push_back(x);
+                    return v;
+                  };
+                  std::vector<std::vector<double>> A(P, std::vector<double>(n)), B(P, std::vector<double>(m));
+                  std::vector<uint64_t> myA, myB;
+                  std::vector<double> valA, valB;
+                  for (int q = 0; q < P; ++q) {
+                    const auto ia = supp(q, n, q + 2, q), ib = supp(q, m, q + 3, 2 * q);
+                    for (auto x : ia) A[q][x] = aValue(q, x) ? aValue(q, x) : 1;
+                    for (auto y : ib) B[q][y] = bValue(q, y) ? bValue(q, y) : 2;
+                    if (q == rank) {
+                      myA = ia;
+                      myB = ib;
+                      for (auto x : ia) valA.push_back(A[q][x]);
+                      for (auto y : ib) valB.push_back(B[q][y]);
+                    }
+                  }
+                  for (scDsopAlgo_t algo : {scDsopAuto, scDsopAllGather, scDsopGRabenseifner}) {
+                    SCOPED_TRACE(testing::Message() << scDsopAlgoName(algo) << " P=" << P);
+                    const auto va = encode(valA, scFloat32), vb = encode(valB, scFloat32);
+                    DevBuf dia(myA.size() * 8), dib(myB.size() * 8), dva(va.size()), dvb(vb.size()), dG(n * m * 4);
+                    gputest::upload(dia.get(), myA.data(), myA.size() * 8, s.get());
+                    gputest::upload(dib.get(), myB.data(), myB.size() * 8, s.get());
+                    gputest::upload(dva.get(), va.data(), va.size(), s.get());
+                    gputest::upload(dvb.get(), vb.data(), vb.size(), s.get());
+                    gputest::poison(dG.get(), n * m * 4, s.get());
+                    SC_OK(comm, scDsopSparse(reinterpret_cast<const uint64_t*>(dia.get()), dva.get(), myA.size(), n,
+                                             reinterpret_cast<const uint64_t*>(dib.get()), dvb.get(), myB.size(), m,
+                                             dG.get(), scFloat32, algo, comm, s));
+                    const auto G = gputest::download(dG.get(), n * m * 4, s.get());
+                    EXPECT_EQ(compare(decodeOut(G.data(), n * m, scFloat32), reference(A, B), m), "");
+                  }
+                  // Unsorted indices are caught on the device before any message.
+                  const uint64_t bad[2] = {5, 3};
+                  DevBuf dbad(16), dv(8);
+                  gputest::upload(dbad.get(), bad, 16, s.get());
+                  EXPECT_EQ(scDsopSparse(reinterpret_cast<const uint64_t*>(dbad.get()), dv.get(), 2, n, nullptr,
+                                         nullptr, 0, m, dv.get(), scFloat32, scDsopAuto, comm, s),
+                            scInvalidArgument);
+                }),
+                nullptr, devs.data());
   }
 }
 
@@ -188,10 +190,12 @@ TEST(DsopGpu, HostPointersRejected) {
   SC_REQUIRE_GPU();
   const auto devs = zeros(2);
   sctest::run(2, gputest::guarded([&](scComm_t comm, int) {
-    Stream s;
-    float a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 1, 1};
-    DevBuf dG(16 * 4);
-    EXPECT_EQ(scDsop(a, 4, b, 4, dG.get(), scFloat32, scDsopGRabenseifner, comm, s), scInvalidArgument);
-    EXPECT_NE(std::string(scGetLastError(comm)).find("host memory"), std::string::npos) << scGetLastError(comm);
-  }), nullptr, devs.data());
+                Stream s;
+                float a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 1, 1};
+                DevBuf dG(16 * 4);
+                EXPECT_EQ(scDsop(a, 4, b, 4, dG.get(), scFloat32, scDsopGRabenseifner, comm, s), scInvalidArgument);
+                EXPECT_NE(std::string(scGetLastError(comm)).find("host memory"), std::string::npos)
+                    << scGetLastError(comm);
+              }),
+              nullptr, devs.data());
 }

@@ -46,13 +46,13 @@ TEST(DsopKernel, HostRectMatchesNaive) {
           const size_t r0 = rng() % n, c0 = rng() % m;
           const size_t rows = 1 + rng() % (n - r0), cols = 1 + rng() % (m - c0), ldd = cols + rng() % 5;
           for (bool acc : {false, true}) {
-            SCOPED_TRACE(testing::Message() << "dt=" << int(dt) << " K=" << K << " rect " << r0 << "+" << rows
-                                            << " x " << c0 << "+" << cols << " ldd=" << ldd << " acc=" << acc);
+            SCOPED_TRACE(testing::Message() << "dt=" << int(dt) << " K=" << K << " rect " << r0 << "+" << rows << " x "
+                                            << c0 << "+" << cols << " ldd=" << ldd << " acc=" << acc);
             std::vector<double> init(rows * ldd);
             for (size_t i = 0; i < init.size(); ++i) init[i] = double(int(i % 7) - 3);
             std::vector<char> dst = encode(init, outSize(dt) == 8 ? scFloat64 : scFloat32);
-            sc::dsop::hostRect(dt, Pairs{A.data(), o.lda, B.data(), o.ldb, K}, Rect{r0, rows, c0, cols},
-                               dst.data(), ldd, acc);
+            sc::dsop::hostRect(dt, Pairs{A.data(), o.lda, B.data(), o.ldb, K}, Rect{r0, rows, c0, cols}, dst.data(),
+                               ldd, acc);
             const auto got = decodeOut(dst.data(), rows * ldd, dt);
             size_t bad = 0;
             for (size_t i = 0; i < rows; ++i)

@@ -51,8 +51,8 @@ struct Case {
   double da, db;
 };
 
-const Case kCases[] = {{50, 40, 0.1, 0.2}, {97, 1000, 0.05, 0.02}, {7, 3, 1.0, 1.0}, {1, 1, 1.0, 1.0},
-                       {200, 150, 0.0, 0.3}, {3, 500, 0.5, 0.01}, {1000, 97, 0.01, 0.5}};
+const Case kCases[] = {{50, 40, 0.1, 0.2},   {97, 1000, 0.05, 0.02}, {7, 3, 1.0, 1.0},     {1, 1, 1.0, 1.0},
+                       {200, 150, 0.0, 0.3}, {3, 500, 0.5, 0.01},    {1000, 97, 0.01, 0.5}};
 
 }  // namespace
 
@@ -60,42 +60,45 @@ TEST(DsopSparse, MatchesDenseReference) {
   for (int P : ranksToRun()) {
     scConfig_t cfg = sctest::testConfig();
     cfg.algo = scAlgoRing;
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      for (const Case& c : kCases) {
-        std::vector<std::vector<double>> A, B;
-        std::set<uint64_t> R, C;
-        for (int q = 0; q < P; ++q) {
-          const Sparse a = makeA(q, c.n, c.da), b = makeB(q, c.m, c.db);
-          A.push_back(a.dense(c.n));
-          B.push_back(b.dense(c.m));
-          R.insert(a.idx.begin(), a.idx.end());
-          C.insert(b.idx.begin(), b.idx.end());
-        }
-        const auto want = reference(A, B);
-        const Sparse a = makeA(rank, c.n, c.da), b = makeB(rank, c.m, c.db);
-        for (scDataType_t dt : {scFloat32, scFloat64, scBfloat16}) {
-          const auto av = encode(a.val, dt), bv = encode(b.val, dt);
-          std::vector<char> G(c.n * c.m * outSize(dt), char(0x55));
-          for (scDsopAlgo_t algo : {scDsopAuto, scDsopAllGather, scDsopGRabenseifner}) {
-            SCOPED_TRACE(testing::Message() << scDsopAlgoName(algo) << " n=" << c.n << " m=" << c.m
-                                            << " nnz=" << a.idx.size() << "+" << b.idx.size() << " dt=" << int(dt));
-            SC_OK(comm, scCommResetStats(comm));
-            SC_OK(comm, scDsopSparse(a.idx.data(), av.data(), a.idx.size(), c.n, b.idx.data(), bv.data(),
-                                     b.idx.size(), c.m, G.data(), dt, algo, comm, nullptr));
-            EXPECT_EQ(compare(decodeOut(G.data(), c.n * c.m, dt), want, c.m), "");
-            if (algo == scDsopAuto || P == 1) continue;
-            // Only the non-zeros (and their counts) travel, plus the compressed row blocks.
-            scStats_t st;
-            SC_OK(comm, scCommGetStats(comm, &st));
-            const uint64_t nR = R.size(), nC = C.size(), Pm1 = uint64_t(P - 1);
-            uint64_t want = Pm1 * 16 + Pm1 * (a.idx.size() + b.idx.size()) * (8 + inSize(dt));
-            if (algo == scDsopGRabenseifner && nR && nC)
-              want += (nR * nC - blockLen(nR, P, (rank + 1) % P) * nC) * outSize(dt);
-            EXPECT_EQ(st.bytesSent, want);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          for (const Case& c : kCases) {
+            std::vector<std::vector<double>> A, B;
+            std::set<uint64_t> R, C;
+            for (int q = 0; q < P; ++q) {
+              const Sparse a = makeA(q, c.n, c.da), b = makeB(q, c.m, c.db);
+              A.push_back(a.dense(c.n));
+              B.push_back(b.dense(c.m));
+              R.insert(a.idx.begin(), a.idx.end());
+              C.insert(b.idx.begin(), b.idx.end());
+            }
+            const auto want = reference(A, B);
+            const Sparse a = makeA(rank, c.n, c.da), b = makeB(rank, c.m, c.db);
+            for (scDataType_t dt : {scFloat32, scFloat64, scBfloat16}) {
+              const auto av = encode(a.val, dt), bv = encode(b.val, dt);
+              std::vector<char> G(c.n * c.m * outSize(dt), char(0x55));
+              for (scDsopAlgo_t algo : {scDsopAuto, scDsopAllGather, scDsopGRabenseifner}) {
+                SCOPED_TRACE(testing::Message() << scDsopAlgoName(algo) << " n=" << c.n << " m=" << c.m
+                                                << " nnz=" << a.idx.size() << "+" << b.idx.size() << " dt=" << int(dt));
+                SC_OK(comm, scCommResetStats(comm));
+                SC_OK(comm, scDsopSparse(a.idx.data(), av.data(), a.idx.size(), c.n, b.idx.data(), bv.data(),
+                                         b.idx.size(), c.m, G.data(), dt, algo, comm, nullptr));
+                EXPECT_EQ(compare(decodeOut(G.data(), c.n * c.m, dt), want, c.m), "");
+                if (algo == scDsopAuto || P == 1) continue;
+                // Only the non-zeros (and their counts) travel, plus the compressed row blocks.
+                scStats_t st;
+                SC_OK(comm, scCommGetStats(comm, &st));
+                const uint64_t nR = R.size(), nC = C.size(), Pm1 = uint64_t(P - 1);
+                uint64_t want = Pm1 * 16 + Pm1 * (a.idx.size() + b.idx.size()) * (8 + inSize(dt));
+                if (algo == scDsopGRabenseifner && nR && nC)
+                  want += (nR * nC - blockLen(nR, P, (rank + 1) % P) * nC) * outSize(dt);
+                EXPECT_EQ(st.bytesSent, want);
+              }
+            }
           }
-        }
-      }
-    }, &cfg);
+        },
+        &cfg);
   }
 }
 

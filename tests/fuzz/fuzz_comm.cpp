@@ -134,8 +134,8 @@ void initLocal(FuzzedDataProvider& p) {
     auto listed = [&](int r) { return std::find(ex.begin(), ex.end(), r) != ex.end(); };
     fz::onRanks(nranks, [&](int rank) {
       if (!listed(rank))
-        res[rank] = scCommShrink(comms[rank], nullList ? nullptr : ex.data(), int(ex.size()),
-                                 nullOut ? nullptr : &small[rank]);
+        res[rank] =
+            scCommShrink(comms[rank], nullList ? nullptr : ex.data(), int(ex.size()), nullOut ? nullptr : &small[rank]);
     });
     for (int k = 0; k < nranks; ++k) {
       if (listed(k)) continue;
@@ -198,7 +198,8 @@ void nullComm(FuzzedDataProvider& p) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider p(data, size);
   switch (p.ConsumeIntegralInRange<int>(0, 3)) {
-    case 0: case 1: initLocal(p); break;
+    case 0:
+    case 1: initLocal(p); break;
     case 2: initOther(p); break;
     default: nullComm(p); break;
   }

@@ -12,8 +12,8 @@ enum Coll { kAllReduce, kReduceScatter, kAllGather, kBarrier, kBroadcast };
 
 // Where the buffers sit. Offsets are in bytes inside one arena per rank.
 struct Layout {
-  int mode;        // 0 disjoint, 1 in place, 2 overlapping at an offset, 3 NULL send, 4 NULL recv
-  size_t shift;    // mode 2: recv = send + shift (may be unaligned)
+  int mode;      // 0 disjoint, 1 in place, 2 overlapping at an offset, 3 NULL send, 4 NULL recv
+  size_t shift;  // mode 2: recv = send + shift (may be unaligned)
 };
 
 struct Call {
@@ -31,15 +31,24 @@ struct Call {
 void extents(const Call& c, int P, size_t* sendElems, size_t* recvElems) {
   switch (c.coll) {
     case kAllReduce: *sendElems = *recvElems = c.count; break;
-    case kReduceScatter: *sendElems = c.count * P; *recvElems = c.count; break;
-    case kAllGather: *sendElems = c.count; *recvElems = c.count * P; break;
-    case kBroadcast: *sendElems = c.count; *recvElems = 0; break;  // in place in "send"
+    case kReduceScatter:
+      *sendElems = c.count * P;
+      *recvElems = c.count;
+      break;
+    case kAllGather:
+      *sendElems = c.count;
+      *recvElems = c.count * P;
+      break;
+    case kBroadcast:
+      *sendElems = c.count;
+      *recvElems = 0;
+      break;  // in place in "send"
     default: *sendElems = *recvElems = 0;
   }
 }
 
-scResult_t runRank(const Call& c, int P, int rank, scComm_t comm, std::vector<uint8_t>& arena,
-                   size_t sendBytes, size_t recvBytes) {
+scResult_t runRank(const Call& c, int P, int rank, scComm_t comm, std::vector<uint8_t>& arena, size_t sendBytes,
+                   size_t recvBytes) {
   uint8_t* base = arena.data();
   const void* send = base;
   void* recv = base + sendBytes;  // disjoint
@@ -50,7 +59,10 @@ scResult_t runRank(const Call& c, int P, int rank, scComm_t comm, std::vector<ui
     case 1:  // the collective's own in-place form
       if (c.coll == kAllReduce) recv = base;
       if (c.coll == kReduceScatter) recv = base + size_t(rank) * c.count * esz;
-      if (c.coll == kAllGather) { recv = base; send = base + size_t(rank) * c.count * esz; }
+      if (c.coll == kAllGather) {
+        recv = base;
+        send = base + size_t(rank) * c.count * esz;
+      }
       break;
     case 2: recv = base + c.lay.shift; break;
     case 3: send = nullptr; break;
@@ -105,8 +117,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // such a layout is turned into the in-place one on every rank.
   // (count x esz can wrap to 0 for a huge count: no in-place shift exists then.)
   size_t blockBytes = 0;
-  if (c.lay.mode == 2 && c.coll == kReduceScatter && !__builtin_mul_overflow(c.count, esz, &blockBytes) &&
-      blockBytes && c.lay.shift % blockBytes == 0)
+  if (c.lay.mode == 2 && c.coll == kReduceScatter && !__builtin_mul_overflow(c.count, esz, &blockBytes) && blockBytes &&
+      c.lay.shift % blockBytes == 0)
     c.lay.mode = 1;
   if (c.lay.mode == 2 && c.coll == kAllGather && c.lay.shift == 0) c.lay.mode = 1;  // in place on rank 0 only
   std::vector<scResult_t> res(P);

@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int mode = p.ConsumeIntegralInRange<int>(0, 7);  // 0-4 disjoint, 5 G over a, 6 G over b, 7 NULLs
   // Kept a multiple of 8: the API takes typed arrays, so G stays aligned.
   const size_t shift = p.ConsumeIntegralInRange<size_t>(0, aB + bB) / 8 * 8;
-  const bool nullA = mode == 7 && p.ConsumeBool(), nullB = mode == 7 && p.ConsumeBool(), nullG = mode == 7 && !nullA && !nullB;
+  const bool nullA = mode == 7 && p.ConsumeBool(), nullB = mode == 7 && p.ConsumeBool(),
+             nullG = mode == 7 && !nullA && !nullB;
   const bool stream = p.ConsumeIntegralInRange<int>(0, 15) == 0;
   const bool sparse = what >= 6;
   std::vector<std::vector<uint8_t>> arena;

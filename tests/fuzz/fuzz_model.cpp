@@ -27,7 +27,13 @@ const char* writeTuning(const std::string& text) {
 }
 
 double pickDensity(FuzzedDataProvider& p) {
-  const double d[] = {0.0, 1.0, 1e-9, 0.5, 2.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
+  const double d[] = {0.0,
+                      1.0,
+                      1e-9,
+                      0.5,
+                      2.0,
+                      -1.0,
+                      std::numeric_limits<double>::quiet_NaN(),
                       std::numeric_limits<double>::infinity()};
   return p.ConsumeBool() ? p.ConsumeFloatingPointInRange<double>(0.0, 1.0) : d[p.ConsumeIntegralInRange<int>(0, 7)];
 }
@@ -65,11 +71,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     scComm_t c = fz::localComms(P)[p.ConsumeIntegralInRange<int>(0, P - 1)];
     for (int i = 0; i < 4 && p.remaining_bytes(); ++i) {
       const Est e = pickEst(p);
-      fz::expectClean("scEstimateTime", scEstimateTime(c, e.coll, e.algo, e.count, e.dt, e.density,
-                                                       e.nullSeconds ? nullptr : &seconds,
-                                                       e.nullAuto ? nullptr : &autoAlgo), c);
+      fz::expectClean("scEstimateTime",
+                      scEstimateTime(c, e.coll, e.algo, e.count, e.dt, e.density, e.nullSeconds ? nullptr : &seconds,
+                                     e.nullAuto ? nullptr : &autoAlgo),
+                      c);
     }
-    fz::expectClean("scEstimateTime(NULL comm)", scEstimateTime(nullptr, scCollAllReduce, 0, 1, scFloat32, 1, &seconds, nullptr));
+    fz::expectClean("scEstimateTime(NULL comm)",
+                    scEstimateTime(nullptr, scCollAllReduce, 0, 1, scFloat32, 1, &seconds, nullptr));
     return 0;
   }
   scConfig_t cfg = SC_CONFIG_INITIALIZER;

@@ -33,10 +33,16 @@ void corrupt(FuzzedDataProvider& p, Graph& g, int P, int who, int* in, int* out,
   switch (p.ConsumeIntegralInRange<int>(0, 5)) {
     case 0: *in = -p.ConsumeIntegralInRange<int>(1, 3); break;
     case 1: *out = -1; break;
-    case 2: if (*in > 0) *nullSrc = true; else g.src[who].push_back(P); break;
+    case 2:
+      if (*in > 0) *nullSrc = true;
+      else g.src[who].push_back(P);
+      break;
     case 3: g.dst[who].push_back(p.ConsumeBool() ? P : -1); break;
     case 4: g.src[who].push_back(p.ConsumeIntegralInRange<int>(0, P - 1)); break;  // asymmetric
-    default: if (!g.dst[who].empty()) g.dst[who].pop_back(); else g.dst[who].push_back(who); break;
+    default:
+      if (!g.dst[who].empty()) g.dst[who].pop_back();
+      else g.dst[who].push_back(who);
+      break;
   }
   if (*in >= 0) *in = int(g.src[who].size());
   if (*out >= 0) *out = int(g.dst[who].size());
@@ -51,8 +57,9 @@ void queries(FuzzedDataProvider& p, scTopology_t t) {
   fz::expectClean("scTopologyDegrees", scTopologyDegrees(t, nul ? nullptr : &in, &out));
   const size_t bytes = p.ConsumeBool() ? p.ConsumeIntegral<size_t>() : p.ConsumeIntegralInRange<size_t>(0, 1 << 20);
   fz::expectClean("scNeighborAlgoFor", scNeighborAlgoFor(t, bytes, nul ? nullptr : &a));
-  fz::expectClean("scTopologyEstimateTime", scTopologyEstimateTime(t, bytes, fz::pickEnum<scNbrAlgo_t>(p, scNumNbrAlgos),
-                                                                   nul ? nullptr : &s, p.ConsumeBool() ? &a : nullptr));
+  fz::expectClean("scTopologyEstimateTime",
+                  scTopologyEstimateTime(t, bytes, fz::pickEnum<scNbrAlgo_t>(p, scNumNbrAlgos), nul ? nullptr : &s,
+                                         p.ConsumeBool() ? &a : nullptr));
   fz::expectClean("scTopologyFriendGroup", scTopologyFriendGroup(t, &k, &theta, &sz, nullptr));
   std::vector<int> members(k > 0 ? k : 1);  // room for k entries, as documented
   fz::expectClean("scTopologyFriendGroup", scTopologyFriendGroup(t, p.ConsumeBool() ? &k : nullptr, nullptr, nullptr,
@@ -115,7 +122,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (gap == 2) {  // blocks in reverse order of their sources
       size_t at = 0;
-      for (int e = in[r] - 1; e >= 0; --e) { displs[r][e] = at; at += rcounts[r][e]; }
+      for (int e = in[r] - 1; e >= 0; --e) {
+        displs[r][e] = at;
+        at += rcounts[r][e];
+      }
     }
     recv[r].assign(huge ? 1 : (total ? total : 1) * esz, 0);
   }

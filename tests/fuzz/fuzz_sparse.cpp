@@ -23,8 +23,14 @@ scSparseOptions_t pickOptions(FuzzedDataProvider& p) {
   scSparseOptions_t o = SC_SPARSE_OPTIONS_INITIALIZER;
   if (p.ConsumeIntegralInRange<int>(0, 7) == 0) o.size = p.ConsumeIntegralInRange<size_t>(0, 64);
   o.flags = p.ConsumeBool() ? p.ConsumeIntegral<unsigned>() : p.ConsumeIntegralInRange<unsigned>(0, 1);
-  const double dens[] = {0.0, SC_SPARSE_SWITCH_COMPUTE_AWARE, 1.0, 1.5, -0.5,
-                         std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), 1e-300};
+  const double dens[] = {0.0,
+                         SC_SPARSE_SWITCH_COMPUTE_AWARE,
+                         1.0,
+                         1.5,
+                         -0.5,
+                         std::numeric_limits<double>::quiet_NaN(),
+                         std::numeric_limits<double>::infinity(),
+                         1e-300};
   o.switchDensity = dens[p.ConsumeIntegralInRange<int>(0, 7)];
   o.earlyGroupSize = p.ConsumeBool() ? 0 : p.ConsumeIntegralInRange<int>(-2, 8);
   return o;
@@ -65,15 +71,14 @@ Input drawInput(FuzzedDataProvider& p, const Args& a) {
   return in;
 }
 
-scResult_t callRank(const Args& a, const Input& in, scComm_t comm, std::vector<uint8_t>& out,
-                    scSparseResult_t res) {
+scResult_t callRank(const Args& a, const Input& in, scComm_t comm, std::vector<uint8_t>& out, scSparseResult_t res) {
   const void* idx = a.nullIdx ? nullptr : in.idx.data();
   const void* val = a.nullVal ? nullptr : in.val.data();
   const scSparseOptions_t* o = a.useOpts ? &a.opts : nullptr;
   void* stream = a.stream ? fz::bogusStream() : nullptr;
   if (a.toSparse)
-    return scSparseAllReduceToSparse(idx, val, in.nnz, a.dim, a.it, a.vt, a.op, a.algo, o,
-                                     a.nullResult ? nullptr : res, comm, stream);
+    return scSparseAllReduceToSparse(idx, val, in.nnz, a.dim, a.it, a.vt, a.op, a.algo, o, a.nullResult ? nullptr : res,
+                                     comm, stream);
   void* dense = a.nullOut ? nullptr : out.data();
   if (!a.useOpts) return scSparseAllReduce(idx, val, in.nnz, a.dim, a.it, a.vt, a.op, a.algo, dense, comm, stream);
   return scSparseAllReduceEx(idx, val, in.nnz, a.dim, a.it, a.vt, a.op, a.algo, o, dense, comm, stream);
@@ -113,7 +118,8 @@ void algoFor(FuzzedDataProvider& p, scComm_t comm, int P) {
                                   fz::pickEnum<scDataType_t>(p, scNumTypes), p.ConsumeBool() ? &o : nullptr,
                                   p.ConsumeIntegralInRange<int>(-1, 2), nul ? nullptr : &algo),
                   comm);
-  if (!scSparseAlgoName(fz::pickEnum<scSparseAlgo_t>(p, scNumSparseAlgos))) fz::fail("scSparseAlgoName", scSuccess, "NULL");
+  if (!scSparseAlgoName(fz::pickEnum<scSparseAlgo_t>(p, scNumSparseAlgos)))
+    fz::fail("scSparseAlgoName", scSuccess, "NULL");
 }
 
 }  // namespace
@@ -146,7 +152,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<Input> in;
   for (int r = 0; r < P; ++r) in.push_back(drawInput(p, a));
   const bool hugeDim = a.dim > (size_t(1) << 40);
-  std::vector<std::vector<uint8_t>> outs(P, std::vector<uint8_t>(hugeDim || a.toSparse ? 1 : a.dim * fz::elemSize(a.vt) + 1));
+  std::vector<std::vector<uint8_t>> outs(P, std::vector<uint8_t>(
+                                                hugeDim || a.toSparse ? 1 : a.dim * fz::elemSize(a.vt) + 1));
   std::vector<scSparseResult_t> res(P, nullptr);
   for (int r = 0; r < P; ++r) fz::expectClean("scSparseResultCreate", scSparseResultCreate(comms[r], &res[r]));
   std::vector<scResult_t> rc(P);

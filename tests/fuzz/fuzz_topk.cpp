@@ -94,8 +94,8 @@ void withState(FuzzedDataProvider& p) {
     std::vector<uint8_t> g = fz::filled(p, bufN * fz::elemSize(gdt));
     Out o = makeOut(p, capacity, c, gdt);
     scTopkInfo_t info{};
-    const scResult_t r = scTopkSelectFeedback(st, p.ConsumeIntegralInRange<int>(0, 31) ? g.data() : nullptr, &c,
-                                              o.i(), o.v(), capacity, p.ConsumeBool() ? &info : nullptr,
+    const scResult_t r = scTopkSelectFeedback(st, p.ConsumeIntegralInRange<int>(0, 31) ? g.data() : nullptr, &c, o.i(),
+                                              o.v(), capacity, p.ConsumeBool() ? &info : nullptr,
                                               p.ConsumeIntegralInRange<int>(0, 31) ? nullptr : fz::bogusStream());
     fz::expectClean("scTopkSelectFeedback", r);
     if (r == scSuccess) touch(info, capacity, o);
@@ -110,7 +110,9 @@ void withState(FuzzedDataProvider& p) {
         }
         break;
       }
-      case 1: fz::expectClean("scTopkStateReset", scTopkStateReset(st, p.ConsumeBool() ? nullptr : fz::bogusStream())); break;
+      case 1:
+        fz::expectClean("scTopkStateReset", scTopkStateReset(st, p.ConsumeBool() ? nullptr : fz::bogusStream()));
+        break;
       case 2: fz::expectClean("scTopkStateSetStep", scTopkStateSetStep(st, p.ConsumeIntegral<uint64_t>())); break;
       case 3: {
         uint64_t step;
@@ -127,7 +129,8 @@ void withState(FuzzedDataProvider& p) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider p(data, size);
-  if (!scTopkMethodName(fz::pickEnum<scTopkMethod_t>(p, scTopkNumMethods))) fz::fail("scTopkMethodName", scSuccess, "NULL");
+  if (!scTopkMethodName(fz::pickEnum<scTopkMethod_t>(p, scTopkNumMethods)))
+    fz::fail("scTopkMethodName", scSuccess, "NULL");
   if (p.ConsumeBool()) stateless(p);
   else withState(p);
   return 0;

@@ -50,9 +50,7 @@ E pickEnum(FuzzedDataProvider& p, int count) {
 // A count no buffer can have (more than PTRDIFF_MAX elements of any type): the
 // library must reject it before touching memory. Smaller counts that are still
 // larger than the caller's buffer cannot be detected and are never generated.
-inline size_t hugeCount(FuzzedDataProvider& p) {
-  return (size_t(1) << 63) | p.ConsumeIntegral<uint64_t>();
-}
+inline size_t hugeCount(FuzzedDataProvider& p) { return (size_t(1) << 63) | p.ConsumeIntegral<uint64_t>(); }
 
 // Mostly a small count in [0, cap], sometimes 0 or an impossible one.
 inline size_t pickCount(FuzzedDataProvider& p, size_t cap, bool allowHuge = true) {
@@ -67,10 +65,16 @@ inline size_t pickCount(FuzzedDataProvider& p, size_t cap, bool allowHuge = true
 // generously: the call must reject the type anyway).
 inline size_t elemSize(scDataType_t dt) {
   switch (dt) {
-    case scInt8: case scUint8: return 1;
-    case scFloat16: case scBfloat16: return 2;
-    case scInt32: case scUint32: case scFloat32: return 4;
-    case scInt64: case scUint64: case scFloat64: return 8;
+    case scInt8:
+    case scUint8: return 1;
+    case scFloat16:
+    case scBfloat16: return 2;
+    case scInt32:
+    case scUint32:
+    case scFloat32: return 4;
+    case scInt64:
+    case scUint64:
+    case scFloat64: return 8;
     default: return 8;
   }
 }

@@ -24,7 +24,7 @@ using gputest::download;
 using gputest::Stream;
 using gputest::upload;
 
-constexpr scDataType_t kTypes[] = {scInt8,  scUint8,   scInt32,   scUint32,  scInt64,
+constexpr scDataType_t kTypes[] = {scInt8,   scUint8,   scInt32,   scUint32,  scInt64,
                                    scUint64, scFloat16, scFloat32, scFloat64, scBfloat16};
 constexpr scRedOp_t kOps[] = {scSum, scProd, scMax, scMin, scAvg};
 
@@ -57,8 +57,16 @@ bool isNan(scDataType_t dt, const uint8_t* p) {
   switch (dt) {
     case scFloat16: return (b & 0x7c00) == 0x7c00 && (b & 0x3ff);
     case scBfloat16: return (b & 0x7f80) == 0x7f80 && (b & 0x7f);
-    case scFloat32: { float f; std::memcpy(&f, p, 4); return std::isnan(f); }
-    case scFloat64: { double d; std::memcpy(&d, p, 8); return std::isnan(d); }
+    case scFloat32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return std::isnan(f);
+    }
+    case scFloat64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return std::isnan(d);
+    }
     default: return false;
   }
 }
@@ -178,7 +186,9 @@ TEST_P(CudaReduce, DivideMatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, CudaReduce, testing::ValuesIn(kTypes),
-                         [](const testing::TestParamInfo<scDataType_t>& i) { return std::string(sc::dtypeName(i.param)); });
+                         [](const testing::TestParamInfo<scDataType_t>& i) {
+                           return std::string(sc::dtypeName(i.param));
+                         });
 
 // Values worked out by hand: wrapping, round-to-nearest-even ties, overflow to
 // Inf, subnormals, NaN selection, truncating division. Independent of the CPU
@@ -191,27 +201,27 @@ TEST(CudaBackend, KnownAnswers) {
     uint64_t a, b, want;  // bit patterns; op == scNumOps: divide a by b
   };
   const Case cases[] = {
-      {scInt8, scSum, 127, 1, 0x80},            // 127 + 1 wraps to -128
-      {scInt8, scProd, 16, 16, 0},              // 256 wraps to 0
-      {scInt8, scProd, 0x80, 0xff, 0x80},       // -128 * -1 wraps to -128
+      {scInt8, scSum, 127, 1, 0x80},       // 127 + 1 wraps to -128
+      {scInt8, scProd, 16, 16, 0},         // 256 wraps to 0
+      {scInt8, scProd, 0x80, 0xff, 0x80},  // -128 * -1 wraps to -128
       {scUint8, scSum, 200, 100, 44},
       {scInt32, scSum, 0x7fffffff, 1, 0x80000000},
       {scInt64, scMin, uint64_t(-5), 3, uint64_t(-5)},
       {scUint64, scMax, ~0ull, 1, ~0ull},
-      {scFloat16, scSum, 0x3c00, 0x1000, 0x3c00},  // 1 + 2^-11: tie, to even
-      {scFloat16, scSum, 0x3c01, 0x1000, 0x3c02},  // tie, to even (up)
-      {scFloat16, scSum, 0x7bff, 0x7bff, 0x7c00},  // 65504 + 65504 -> Inf
-      {scFloat16, scSum, 0x0001, 0x0001, 0x0002},  // subnormals
-      {scFloat16, scProd, 0x0400, 0x3800, 0x0200}, // 2^-14 * 0.5: normal -> subnormal
-      {scFloat16, scMax, 0x7e01, 0x3c00, 0x7e01},  // NaN first: selected as is
-      {scFloat16, scMax, 0x3c00, 0x7e01, 0x7e01},  // NaN second: also that NaN (core/reduce_op.h)
-      {scBfloat16, scSum, 0x3f80, 0x3b80, 0x3f80}, // 1 + 2^-8: tie, to even
+      {scFloat16, scSum, 0x3c00, 0x1000, 0x3c00},   // 1 + 2^-11: tie, to even
+      {scFloat16, scSum, 0x3c01, 0x1000, 0x3c02},   // tie, to even (up)
+      {scFloat16, scSum, 0x7bff, 0x7bff, 0x7c00},   // 65504 + 65504 -> Inf
+      {scFloat16, scSum, 0x0001, 0x0001, 0x0002},   // subnormals
+      {scFloat16, scProd, 0x0400, 0x3800, 0x0200},  // 2^-14 * 0.5: normal -> subnormal
+      {scFloat16, scMax, 0x7e01, 0x3c00, 0x7e01},   // NaN first: selected as is
+      {scFloat16, scMax, 0x3c00, 0x7e01, 0x7e01},   // NaN second: also that NaN (core/reduce_op.h)
+      {scBfloat16, scSum, 0x3f80, 0x3b80, 0x3f80},  // 1 + 2^-8: tie, to even
       {scBfloat16, scSum, 0x3f81, 0x3b80, 0x3f82},
       {scBfloat16, scMin, 0xbf80, 0x3f80, 0xbf80},
-      {scFloat32, scSum, 0x3f800000, 0x33800000, 0x3f800000},  // 1 + 2^-24: tie, to even
+      {scFloat32, scSum, 0x3f800000, 0x33800000, 0x3f800000},                        // 1 + 2^-24: tie, to even
       {scInt32, scNumOps, uint64_t(-7) & 0xffffffff, 2, uint64_t(-3) & 0xffffffff},  // truncates
-      {scFloat16, scNumOps, 0x4200, 2, 0x3e00},    // 3 / 2 = 1.5
-      {scBfloat16, scNumOps, 0x3f80, 3, 0x3eab},   // 1/3 rounded to nearest
+      {scFloat16, scNumOps, 0x4200, 2, 0x3e00},                                      // 3 / 2 = 1.5
+      {scBfloat16, scNumOps, 0x3f80, 3, 0x3eab},                                     // 1/3 rounded to nearest
   };
   Backends B;
   DevBuf A(8), Bb(8);

@@ -120,8 +120,8 @@ void everyCall(scComm_t comm, int rank, int P, bool native, bool nccl, void* str
   for (scDsopAlgo_t d : {scDsopAllGather, scDsopAllReduceRing, scDsopGRabenseifner, scDsopAllScatter})
     CALL(scDsop(a, 16, b, 8, G, scFloat32, d, comm, stream));
   void* di = B.make(std::vector<uint64_t>{1, 5});
-  CALL(scDsopSparse(static_cast<const uint64_t*>(di), a, 2, 16, static_cast<const uint64_t*>(di), b, 2, 8, G,
-                    scFloat32, scDsopGRabenseifner, comm, stream));
+  CALL(scDsopSparse(static_cast<const uint64_t*>(di), a, 2, 16, static_cast<const uint64_t*>(di), b, 2, 8, G, scFloat32,
+                    scDsopGRabenseifner, comm, stream));
   scDsopAlgo_t da = scDsopAuto;
   CALL(scDsopAlgoFor(comm, 16, 8, scFloat32, &da));
 

@@ -18,7 +18,9 @@ void ok(cudaError_t rc, const char* what) {
   if (rc != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
 }
 
-unsigned blocksFor(uint64_t n) { return unsigned(std::max<uint64_t>(1, std::min<uint64_t>((n + kThreads - 1) / kThreads, 8192))); }
+unsigned blocksFor(uint64_t n) {
+  return unsigned(std::max<uint64_t>(1, std::min<uint64_t>((n + kThreads - 1) / kThreads, 8192)));
+}
 
 template <typename F>
 void bySize(size_t esz, F&& f) {
@@ -158,7 +160,7 @@ void scatterBits(void* dst, size_t esz, const std::vector<uint64_t>& pos, const 
   bySize(esz, [&](auto t) {
     using T = decltype(t);
     scatterKernel<<<blocksFor(pos.size()), kThreads, 0, s>>>(static_cast<T*>(dst), static_cast<uint64_t*>(p.p),
-                                                              static_cast<uint64_t*>(b.p), pos.size());
+                                                             static_cast<uint64_t*>(b.p), pos.size());
   });
   ok(cudaGetLastError(), "scatter kernel");
   ok(cudaStreamSynchronize(s), "cudaStreamSynchronize");
@@ -171,7 +173,7 @@ std::vector<uint64_t> gatherBits(const void* src, size_t esz, const std::vector<
   bySize(esz, [&](auto t) {
     using T = decltype(t);
     gatherKernel<<<blocksFor(pos.size()), kThreads, 0, s>>>(static_cast<const T*>(src), static_cast<uint64_t*>(p.p),
-                                                             static_cast<uint64_t*>(b.p), pos.size());
+                                                            static_cast<uint64_t*>(b.p), pos.size());
   });
   ok(cudaGetLastError(), "gather kernel");
   ok(cudaMemcpyAsync(out.data(), b.p, out.size() * 8, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
@@ -200,10 +202,14 @@ Mismatch countNotIota(const void* src, size_t n, size_t esz, uint64_t start, uin
 Mismatch countNotOuterSum(const void* G, bool f64, const void* A, const void* B, size_t K, size_t n, size_t m,
                           cudaStream_t s) {
   if (f64)
-    return count(n * m, NotOuterSum<double>{static_cast<const double*>(G), static_cast<const double*>(A),
-                                            static_cast<const double*>(B), K, n, m}, s);
-  return count(n * m, NotOuterSum<float>{static_cast<const float*>(G), static_cast<const float*>(A),
-                                         static_cast<const float*>(B), K, n, m}, s);
+    return count(n * m,
+                 NotOuterSum<double>{static_cast<const double*>(G), static_cast<const double*>(A),
+                                     static_cast<const double*>(B), K, n, m},
+                 s);
+  return count(n * m,
+               NotOuterSum<float>{static_cast<const float*>(G), static_cast<const float*>(A),
+                                  static_cast<const float*>(B), K, n, m},
+               s);
 }
 
 }  // namespace gputest

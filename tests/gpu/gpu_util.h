@@ -159,15 +159,15 @@ inline std::string memoryShortfall(int device, size_t bytes, const char* what) {
 }  // namespace gputest
 
 // Skips the current test unless at least n CUDA devices are present.
-#define SC_REQUIRE_GPUS(n)                                                                                 \
-  do {                                                                                                     \
-    if (::sctest::gpuCount() < (n))                                                                        \
-      GTEST_SKIP() << "needs " << (n) << " GPUs, " << ::sctest::gpuCount() << " present";                 \
+#define SC_REQUIRE_GPUS(n)                                                                \
+  do {                                                                                    \
+    if (::sctest::gpuCount() < (n))                                                       \
+      GTEST_SKIP() << "needs " << (n) << " GPUs, " << ::sctest::gpuCount() << " present"; \
   } while (0)
 
 // Skips the current test (with the numbers) unless `device` has `bytes` free.
-#define SC_REQUIRE_DEVICE_MEMORY(device, bytes, what)                                   \
-  do {                                                                                  \
-    const std::string why_ = ::gputest::memoryShortfall((device), (bytes), (what));    \
-    if (!why_.empty()) GTEST_SKIP() << why_;                                            \
+#define SC_REQUIRE_DEVICE_MEMORY(device, bytes, what)                               \
+  do {                                                                              \
+    const std::string why_ = ::gputest::memoryShortfall((device), (bytes), (what)); \
+    if (!why_.empty()) GTEST_SKIP() << why_;                                        \
   } while (0)

@@ -204,8 +204,8 @@ TEST(LargeSparse, AllReduceOverTwoToThe32Indices) {
     gputest::upload(dv.get(), val[rank].data(), nnz, s);
     scSparseResult_t res = nullptr;
     ASSERT_EQ(scSparseResultCreate(comm, &res), scSuccess) << scGetLastError(comm);
-    for (scSparseAlgo_t algo : {scSparseAuto, scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather,
-                                scDsarEarlySwitch, scSparseDense}) {
+    for (scSparseAlgo_t algo :
+         {scSparseAuto, scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather, scDsarEarlySwitch, scSparseDense}) {
       SCOPED_TRACE(scSparseAlgoName(algo));
       gputest::poison(out.get(), dim, s);
       SC_OK(comm, scSparseAllReduce(di.get(), dv.get(), nnz, dim, scIndexU32, scInt8, scSum, algo, out.get(), comm, s));
@@ -213,8 +213,8 @@ TEST(LargeSparse, AllReduceOverTwoToThe32Indices) {
       EXPECT_EQ(m.count, pos.size()) << "first non-zero at " << m.first;
       EXPECT_EQ(gputest::gatherBits(out.get(), 1, pos, s), want);
       if (algo != scSsarRecDbl && algo != scSsarSplitAllGather) continue;
-      SC_OK(comm, scSparseAllReduceToSparse(di.get(), dv.get(), nnz, dim, scIndexU32, scInt8, scSum, algo, nullptr,
-                                            res, comm, s));
+      SC_OK(comm, scSparseAllReduceToSparse(di.get(), dv.get(), nnz, dim, scIndexU32, scInt8, scSum, algo, nullptr, res,
+                                            comm, s));
       int isDense = 1;
       size_t rn = 0;
       const void *ri = nullptr, *rv = nullptr;

@@ -67,7 +67,8 @@ TEST_P(LargeReduce, PastTwoToThe31Elements) {
   std::memset(&poisoned, 0xA5, esz);
   for (scRedOp_t op : {scSum, scMax})
     for (size_t off : {0, 1}) {
-      SCOPED_TRACE(testing::Message() << sc::dtypeName(dt) << " " << sc::opName(op) << (off ? " scalar path" : " packs"));
+      SCOPED_TRACE(testing::Message() << sc::dtypeName(dt) << " " << sc::opName(op)
+                                      << (off ? " scalar path" : " packs"));
       char* dst = D.get() + off * esz;
       gputest::poison(D.get(), D.bytes(), s.get());
       gpu->reduce(dst, A.get(), B.get(), n, dt, op, s);
@@ -87,7 +88,9 @@ TEST_P(LargeReduce, PastTwoToThe31Elements) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, LargeReduce, testing::Values(scInt8, scFloat16, scBfloat16, scFloat32, scFloat64),
-                         [](const testing::TestParamInfo<scDataType_t>& i) { return std::string(sc::dtypeName(i.param)); });
+                         [](const testing::TestParamInfo<scDataType_t>& i) {
+                           return std::string(sc::dtypeName(i.param));
+                         });
 
 // ---------------------------------------------------------------- approximate top-k
 
@@ -111,8 +114,8 @@ Planted plantPairs(size_t n, size_t B, scDataType_t dt) {
 }
 
 // The selection in (idx, val) (nnz entries) equals the planted elements.
-void expectPlanted(const void* idx, const void* val, size_t nnz, scTopkIndex_t it, scDataType_t dt,
-                   const Planted& p, cudaStream_t s) {
+void expectPlanted(const void* idx, const void* val, size_t nnz, scTopkIndex_t it, scDataType_t dt, const Planted& p,
+                   cudaStream_t s) {
   ASSERT_EQ(nnz, p.pos.size());
   const size_t isz = it == scTopkIndexU64 ? 8 : 4, esz = sc::dtypeSize(dt);
   const auto hi = gputest::download(idx, nnz * isz, s), hv = gputest::download(val, nnz * esz, s);
@@ -224,8 +227,7 @@ TEST(LargeTopk, ExactU64PastTwoToThe31) {
   SC_REQUIRE_GPU();
   const size_t n = k2p31 + 4096;
   SC_REQUIRE_DEVICE_MEMORY(0, exactBytes(n, 2), "exact top-k of 2^31 + 4096 float16");
-  exactPastTwoToThe31(n, k2p31 - 3, {7, size_t(1) << 30, k2p31 - 100, k2p31 + 100, n - 1}, scFloat16,
-                      scTopkIndexU64);
+  exactPastTwoToThe31(n, k2p31 - 3, {7, size_t(1) << 30, k2p31 - 100, k2p31 + 100, n - 1}, scFloat16, scTopkIndexU64);
 }
 
 TEST(LargeTopk, ExactU32AtTwoToThe32) {

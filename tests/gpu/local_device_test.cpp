@@ -33,8 +33,7 @@ scConfig_t deviceConfig() {
 
 // Runs body(comm, rank, stream) on P device-local ranks, rank r on devices[r]
 // (default: all on GPU 0), each with its own stream.
-void runOnDevice(int P, const std::function<void(scComm_t, int, cudaStream_t)>& body,
-                 std::vector<int> devices = {}) {
+void runOnDevice(int P, const std::function<void(scComm_t, int, cudaStream_t)>& body, std::vector<int> devices = {}) {
   gputest::runOnDevices(P, deviceConfig(), body, std::move(devices));
 }
 
@@ -54,8 +53,8 @@ struct Case {
   size_t count;
   bool inPlace;
   std::string label() const {
-    return dtest::algoStr(algo) + std::string(" ") + dtest::typeStr(dt) + " " + dtest::opStr(op) + " count=" +
-           std::to_string(count) + (inPlace ? " in-place" : " out-of-place");
+    return dtest::algoStr(algo) + std::string(" ") + dtest::typeStr(dt) + " " + dtest::opStr(op) +
+           " count=" + std::to_string(count) + (inPlace ? " in-place" : " out-of-place");
   }
 };
 
@@ -221,16 +220,18 @@ TEST(DeviceLocalMultiGpu, AllReduceAcrossDevices) {
   if (sctest::gpuCount() < 2) GTEST_SKIP() << "needs 2 GPUs, " << sctest::gpuCount() << " present";
   const int P = 4;
   const Bytes want = dtest::makeExpected(scFloat32, scSum, P, 0, kBig);
-  runOnDevice(P, [&](scComm_t comm, int rank, cudaStream_t s) {
-    DevBuf send(kBig * 4, rank % 2), recv(kBig * 4, rank % 2);
-    const Bytes in = dtest::makeInput(scFloat32, scSum, P, rank, 0, kBig);
-    for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl}) {
-      upload(send.get(), in.data(), in.size(), s);
-      ASSERT_EQ(scAllReduce(send.get(), recv.get(), kBig, scFloat32, scSum, algo, comm, s), scSuccess)
-          << scGetLastError(comm);
-      EXPECT_TRUE(download(recv.get(), in.size(), s) == want) << dtest::algoStr(algo);
-    }
-  }, {0, 1, 0, 1});
+  runOnDevice(P,
+              [&](scComm_t comm, int rank, cudaStream_t s) {
+                DevBuf send(kBig * 4, rank % 2), recv(kBig * 4, rank % 2);
+                const Bytes in = dtest::makeInput(scFloat32, scSum, P, rank, 0, kBig);
+                for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl}) {
+                  upload(send.get(), in.data(), in.size(), s);
+                  ASSERT_EQ(scAllReduce(send.get(), recv.get(), kBig, scFloat32, scSum, algo, comm, s), scSuccess)
+                      << scGetLastError(comm);
+                  EXPECT_TRUE(download(recv.get(), in.size(), s) == want) << dtest::algoStr(algo);
+                }
+              },
+              {0, 1, 0, 1});
 }
 
 TEST(DeviceLocalErrors, WrongMemoryKind) {

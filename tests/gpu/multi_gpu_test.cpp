@@ -61,71 +61,75 @@ TEST(MultiGpu, LocalRanksAcrossTwoGpus) {
   const std::vector<uint8_t> spWant = sptest::expectedDense(sp, N, scFloat32, scSum);
   const size_t dn = 301, dm = 257;
   const std::vector<double> dsopWant = dsoptest::reference(P, dn, dm);
-  gputest::runOnDevices(P, cfg, [&](scComm_t comm, int rank, cudaStream_t s) {
-    SCOPED_TRACE(path);
-    DevBuf send(bytes * P, devices[rank]), recv(bytes * P, devices[rank]);
-    const Bytes in = dtest::makeInput(scFloat32, scSum, P, rank, 0, count * P);
-    const Bytes whole = dtest::makeExpected(scFloat32, scSum, P, 0, count * P);
-    for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl}) {
-      SCOPED_TRACE(testing::Message() << "allreduce " << dtest::algoStr(algo));
-      upload(send.get(), in.data(), in.size(), s);
-      gputest::poison(recv.get(), in.size(), s);
-      SC_OK(comm, scAllReduce(send.get(), recv.get(), count * P, scFloat32, scSum, algo, comm, s));
-      EXPECT_TRUE(download(recv.get(), in.size(), s) == whole);
-    }
-    for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner}) {
-      SCOPED_TRACE(testing::Message() << "reduce-scatter " << dtest::algoStr(algo));
-      upload(send.get(), in.data(), in.size(), s);
-      SC_OK(comm, scReduceScatter(send.get(), recv.get(), count, scFloat32, scSum, algo, comm, s));
-      EXPECT_TRUE(download(recv.get(), bytes, s) == Bytes(whole.begin() + rank * bytes, whole.begin() + (rank + 1) * bytes));
-    }
-    Bytes gathered;
-    for (int q = 0; q < P; ++q) {
-      const Bytes b = dtest::makePayload(q, bytes, 3);
-      gathered.insert(gathered.end(), b.begin(), b.end());
-    }
-    for (scAlgo_t algo : {scAlgoRing, scAlgoRecDbl}) {
-      SCOPED_TRACE(testing::Message() << "allgather " << dtest::algoStr(algo));
-      upload(send.get(), gathered.data() + rank * bytes, bytes, s);
-      SC_OK(comm, scAllGather(send.get(), recv.get(), count, scFloat32, algo, comm, s));
-      EXPECT_TRUE(download(recv.get(), bytes * P, s) == gathered);
-    }
-    for (scAlgo_t algo : {scAlgoBinomial, scAlgoScatterAllGather}) {
-      SCOPED_TRACE(testing::Message() << "broadcast " << dtest::algoStr(algo));
-      const int root = 1;  // on the second GPU
-      const Bytes src = dtest::makePayload(root, bytes, 4);
-      if (rank == root) upload(recv.get(), src.data(), bytes, s);
-      else gputest::poison(recv.get(), bytes, s);
-      SC_OK(comm, scBroadcast(recv.get(), count, scFloat32, root, algo, comm, s));
-      EXPECT_TRUE(download(recv.get(), bytes, s) == src);
-    }
-    // Sparse allreduce, every algorithm, dense result.
-    const std::vector<uint8_t> si = sptest::packIndices(sp[rank].idx, scIndexU32);
-    const std::vector<uint8_t> sv = sptest::packValues(sp[rank].val, scFloat32);
-    DevBuf di(si.size() + 1, devices[rank]), dv(sv.size() + 1, devices[rank]);
-    upload(di.get(), si.data(), si.size(), s);
-    upload(dv.get(), sv.data(), sv.size(), s);
-    for (scSparseAlgo_t algo : {scSparseAuto, scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather,
-                                scDsarEarlySwitch, scSparseDense}) {
-      SCOPED_TRACE(scSparseAlgoName(algo));
-      SC_OK(comm, scSparseAllReduce(di.get(), dv.get(), sp[rank].idx.size(), N, scIndexU32, scFloat32, scSum, algo,
-                                    recv.get(), comm, s));
-      EXPECT_EQ(sptest::compareDense(download(recv.get(), N * 4, s).data(), spWant, N, scFloat32), "");
-    }
-    // DSOP, every algorithm.
-    const std::vector<char> a = dsoptest::encode(dsoptest::vecA(rank, dn), scFloat32);
-    const std::vector<char> b = dsoptest::encode(dsoptest::vecB(rank, dm), scFloat32);
-    DevBuf da(a.size(), devices[rank]), db(b.size(), devices[rank]);
-    upload(da.get(), a.data(), a.size(), s);
-    upload(db.get(), b.data(), b.size(), s);
-    for (scDsopAlgo_t algo : dsoptest::kAlgos) {
-      SCOPED_TRACE(scDsopAlgoName(algo));
-      gputest::poison(recv.get(), dn * dm * 4, s);
-      SC_OK(comm, scDsop(da.get(), dn, db.get(), dm, recv.get(), scFloat32, algo, comm, s));
-      const Bytes G = download(recv.get(), dn * dm * 4, s);
-      EXPECT_EQ(dsoptest::compare(dsoptest::decodeOut(G.data(), dn * dm, scFloat32), dsopWant, dm), "");
-    }
-  }, devices);
+  gputest::runOnDevices(
+      P, cfg,
+      [&](scComm_t comm, int rank, cudaStream_t s) {
+        SCOPED_TRACE(path);
+        DevBuf send(bytes * P, devices[rank]), recv(bytes * P, devices[rank]);
+        const Bytes in = dtest::makeInput(scFloat32, scSum, P, rank, 0, count * P);
+        const Bytes whole = dtest::makeExpected(scFloat32, scSum, P, 0, count * P);
+        for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl}) {
+          SCOPED_TRACE(testing::Message() << "allreduce " << dtest::algoStr(algo));
+          upload(send.get(), in.data(), in.size(), s);
+          gputest::poison(recv.get(), in.size(), s);
+          SC_OK(comm, scAllReduce(send.get(), recv.get(), count * P, scFloat32, scSum, algo, comm, s));
+          EXPECT_TRUE(download(recv.get(), in.size(), s) == whole);
+        }
+        for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner}) {
+          SCOPED_TRACE(testing::Message() << "reduce-scatter " << dtest::algoStr(algo));
+          upload(send.get(), in.data(), in.size(), s);
+          SC_OK(comm, scReduceScatter(send.get(), recv.get(), count, scFloat32, scSum, algo, comm, s));
+          EXPECT_TRUE(download(recv.get(), bytes, s) ==
+                      Bytes(whole.begin() + rank * bytes, whole.begin() + (rank + 1) * bytes));
+        }
+        Bytes gathered;
+        for (int q = 0; q < P; ++q) {
+          const Bytes b = dtest::makePayload(q, bytes, 3);
+          gathered.insert(gathered.end(), b.begin(), b.end());
+        }
+        for (scAlgo_t algo : {scAlgoRing, scAlgoRecDbl}) {
+          SCOPED_TRACE(testing::Message() << "allgather " << dtest::algoStr(algo));
+          upload(send.get(), gathered.data() + rank * bytes, bytes, s);
+          SC_OK(comm, scAllGather(send.get(), recv.get(), count, scFloat32, algo, comm, s));
+          EXPECT_TRUE(download(recv.get(), bytes * P, s) == gathered);
+        }
+        for (scAlgo_t algo : {scAlgoBinomial, scAlgoScatterAllGather}) {
+          SCOPED_TRACE(testing::Message() << "broadcast " << dtest::algoStr(algo));
+          const int root = 1;  // on the second GPU
+          const Bytes src = dtest::makePayload(root, bytes, 4);
+          if (rank == root) upload(recv.get(), src.data(), bytes, s);
+          else gputest::poison(recv.get(), bytes, s);
+          SC_OK(comm, scBroadcast(recv.get(), count, scFloat32, root, algo, comm, s));
+          EXPECT_TRUE(download(recv.get(), bytes, s) == src);
+        }
+        // Sparse allreduce, every algorithm, dense result.
+        const std::vector<uint8_t> si = sptest::packIndices(sp[rank].idx, scIndexU32);
+        const std::vector<uint8_t> sv = sptest::packValues(sp[rank].val, scFloat32);
+        DevBuf di(si.size() + 1, devices[rank]), dv(sv.size() + 1, devices[rank]);
+        upload(di.get(), si.data(), si.size(), s);
+        upload(dv.get(), sv.data(), sv.size(), s);
+        for (scSparseAlgo_t algo : {scSparseAuto, scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather,
+                                    scDsarEarlySwitch, scSparseDense}) {
+          SCOPED_TRACE(scSparseAlgoName(algo));
+          SC_OK(comm, scSparseAllReduce(di.get(), dv.get(), sp[rank].idx.size(), N, scIndexU32, scFloat32, scSum, algo,
+                                        recv.get(), comm, s));
+          EXPECT_EQ(sptest::compareDense(download(recv.get(), N * 4, s).data(), spWant, N, scFloat32), "");
+        }
+        // DSOP, every algorithm.
+        const std::vector<char> a = dsoptest::encode(dsoptest::vecA(rank, dn), scFloat32);
+        const std::vector<char> b = dsoptest::encode(dsoptest::vecB(rank, dm), scFloat32);
+        DevBuf da(a.size(), devices[rank]), db(b.size(), devices[rank]);
+        upload(da.get(), a.data(), a.size(), s);
+        upload(db.get(), b.data(), b.size(), s);
+        for (scDsopAlgo_t algo : dsoptest::kAlgos) {
+          SCOPED_TRACE(scDsopAlgoName(algo));
+          gputest::poison(recv.get(), dn * dm * 4, s);
+          SC_OK(comm, scDsop(da.get(), dn, db.get(), dm, recv.get(), scFloat32, algo, comm, s));
+          const Bytes G = download(recv.get(), dn * dm * 4, s);
+          EXPECT_EQ(dsoptest::compare(dsoptest::decodeOut(G.data(), dn * dm, scFloat32), dsopWant, dm), "");
+        }
+      },
+      devices);
 }
 
 }  // namespace

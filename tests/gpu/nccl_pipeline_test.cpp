@@ -28,15 +28,13 @@ using gputest::Stream;
 using gputest::upload;
 
 // Ranks this binary runs: the world size under mpirun, else up to 4 GPUs.
-int ranks() {
-  return sctest::mode() == sctest::Mode::Mpi ? sctest::mpiWorldSize() : std::min(sctest::gpuCount(), 4);
-}
+int ranks() { return sctest::mode() == sctest::Mode::Mpi ? sctest::mpiWorldSize() : std::min(sctest::gpuCount(), 4); }
 
-#define SC_REQUIRE_NCCL_RANKS(P)                                                                        \
-  do {                                                                                                  \
-    SC_REQUIRE_GPU();                                                                                   \
-    const int need_ = std::max((P), 2);                                                                 \
-    if (sctest::gpuCount() < need_)                                                                     \
+#define SC_REQUIRE_NCCL_RANKS(P)                                                                         \
+  do {                                                                                                   \
+    SC_REQUIRE_GPU();                                                                                    \
+    const int need_ = std::max((P), 2);                                                                  \
+    if (sctest::gpuCount() < need_)                                                                      \
       GTEST_SKIP() << "needs " << need_ << " GPUs, " << sctest::gpuCount() << " present (one per rank)"; \
   } while (0)
 
@@ -47,11 +45,12 @@ void runNccl(int P, const std::function<void(scComm_t, int, int)>& body) {
   cfg.timeoutSeconds = 120;
   if (sctest::mode() == sctest::Mode::Mpi) {
     sctest::run(P, gputest::guarded([&](scComm_t comm, int rank) {
-      int d = -1;
-      ASSERT_EQ(scCommDevice(comm, &d), scSuccess) << scGetLastError(comm);
-      GPU_CHECK(cudaSetDevice(d));
-      body(comm, rank, d);
-    }), &cfg);
+                  int d = -1;
+                  ASSERT_EQ(scCommDevice(comm, &d), scSuccess) << scGetLastError(comm);
+                  GPU_CHECK(cudaSetDevice(d));
+                  body(comm, rank, d);
+                }),
+                &cfg);
     return;
   }
   std::vector<int> devices(static_cast<size_t>(P));
@@ -87,7 +86,13 @@ TEST(NcclPipeline, SparseAllReduce) {
   const int P = ranks();
   SC_REQUIRE_NCCL_RANKS(P);
   const uint64_t N = 50021;
-  struct Case { sptest::Dist d; double dens; scDataType_t dt; scIndexType_t it; scRedOp_t op; };
+  struct Case {
+    sptest::Dist d;
+    double dens;
+    scDataType_t dt;
+    scIndexType_t it;
+    scRedOp_t op;
+  };
   const Case cases[] = {{sptest::Dist::Uniform, 1e-3, scFloat32, scIndexU32, scSum},
                         {sptest::Dist::PowerLaw, 0.05, scFloat16, scIndexU64, scSum},
                         {sptest::Dist::Disjoint, 1.0 / P, scBfloat16, scIndexU32, scSum},
@@ -119,8 +124,8 @@ TEST(NcclPipeline, SparseAllReduce) {
         const Bytes got = download(out.get(), N * esz, s.get());
         EXPECT_EQ(sptest::compareDense(got.data(), wants[ci], N, c.dt), "") << "rank " << rank;
         EXPECT_TRUE(sptest::sameOnAllRanks(comm, sptest::digest(got.data(), got.size()))) << "rank " << rank;
-        ASSERT_EQ(scSparseAllReduceToSparse(di.get(), dv.get(), in.idx.size(), N, c.it, c.dt, c.op, algo, nullptr,
-                                            res, comm, s),
+        ASSERT_EQ(scSparseAllReduceToSparse(di.get(), dv.get(), in.idx.size(), N, c.it, c.dt, c.op, algo, nullptr, res,
+                                            comm, s),
                   scSuccess)
             << scGetLastError(comm);
         int isDense = 0;
@@ -132,8 +137,10 @@ TEST(NcclPipeline, SparseAllReduce) {
         scSparseResultValues(res, &rv);
         const Bytes gv = download(rv, nnz * esz, s.get());
         if (isDense) EXPECT_EQ(sptest::compareDense(gv.data(), wants[ci], N, c.dt), "");
-        else EXPECT_EQ(sptest::compareSparse(download(ri, nnz * isz, s.get()).data(), gv.data(), nnz, c.it, wants[ci],
-                                             N, c.dt), "");
+        else
+          EXPECT_EQ(sptest::compareSparse(download(ri, nnz * isz, s.get()).data(), gv.data(), nnz, c.it, wants[ci], N,
+                                          c.dt),
+                    "");
       }
     }
     scSparseResultDestroy(res);
@@ -170,8 +177,10 @@ TEST(NcclPipeline, Dsop) {
     std::vector<uint64_t> ia, ib;
     std::vector<float> va, vb;
     for (int q = 0; q < P; ++q) {
-      for (size_t x = size_t(q); x < n; x += size_t(q) + 2) A[q][x] = dsoptest::aValue(q, x) ? dsoptest::aValue(q, x) : 1;
-      for (size_t y = 2 * size_t(q); y < m; y += size_t(q) + 3) B[q][y] = dsoptest::bValue(q, y) ? dsoptest::bValue(q, y) : 2;
+      for (size_t x = size_t(q); x < n; x += size_t(q) + 2)
+        A[q][x] = dsoptest::aValue(q, x) ? dsoptest::aValue(q, x) : 1;
+      for (size_t y = 2 * size_t(q); y < m; y += size_t(q) + 3)
+        B[q][y] = dsoptest::bValue(q, y) ? dsoptest::bValue(q, y) : 2;
     }
     for (size_t x = 0; x < n; ++x) {
       if (A[rank][x] == 0) continue;
@@ -197,7 +206,8 @@ TEST(NcclPipeline, Dsop) {
                                reinterpret_cast<const uint64_t*>(dib.get()), dvb.get(), ib.size(), m, G.get(),
                                scFloat32, algo, comm, s));
       EXPECT_EQ(dsoptest::compare(dsoptest::decodeOut(download(G.get(), n * m * 4, s.get()).data(), n * m, scFloat32),
-                                  want, m), "");
+                                  want, m),
+                "");
     }
   });
 }
@@ -228,8 +238,8 @@ TEST(NcclPipeline, TopkFeedbackIntoSparseAllReduce) {
         for (size_t i = 0; i < kTopkN; ++i) expected[c][t][i] += tr.sent[size_t(t)][i];
     }
   }
-  const scSparseAlgo_t algos[] = {scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather, scDsarEarlySwitch,
-                                  scSparseDense, scSparseAuto};
+  const scSparseAlgo_t algos[] = {scSsarRecDbl,      scSsarSplitAllGather, scDsarSplitAllGather,
+                                  scDsarEarlySwitch, scSparseDense,        scSparseAuto};
   runNccl(P, [&](scComm_t comm, int rank, int dev) {
     Stream s(dev);
     DevBuf grad(kTopkN * 4, dev), out(kTopkN * 4, dev), idx(kTopkN * 8, dev), val(kTopkN * 4, dev);

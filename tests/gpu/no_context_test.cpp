@@ -51,8 +51,8 @@ TEST(GpuNoContext, HostCallsCreateNoContextAndDevicePointersAreStillRejected) {
       rc[r * 4 + 1] = scAllGather(x.data(), y.data(), x.size(), scFloat32, scAlgoAuto, comms[r], nullptr);
       const uint32_t idx[2] = {3, 7 + uint32_t(r)};
       const float val[2] = {1, 2};
-      rc[r * 4 + 2] = scSparseAllReduce(idx, val, 2, 1000, scIndexU32, scFloat32, scSum, scSparseAuto, y.data(),
-                                        comms[r], nullptr);
+      rc[r * 4 + 2] =
+          scSparseAllReduce(idx, val, 2, 1000, scIndexU32, scFloat32, scSum, scSparseAuto, y.data(), comms[r], nullptr);
       scTopkConfig_t cfg = SC_TOPK_CONFIG_INITIALIZER;
       cfg.method = scTopkExact;
       cfg.k = 10;
@@ -70,9 +70,7 @@ TEST(GpuNoContext, HostCallsCreateNoContextAndDevicePointersAreStillRejected) {
   ASSERT_EQ(cudaMalloc(&d, 4000), cudaSuccess);
   ts.clear();
   for (int r = 0; r < P; ++r)
-    ts.emplace_back([&, r] {
-      rc[r] = scAllReduce(d, d, 1000, scFloat32, scSum, scAlgoAuto, comms[r], nullptr);
-    });
+    ts.emplace_back([&, r] { rc[r] = scAllReduce(d, d, 1000, scFloat32, scSum, scAlgoAuto, comms[r], nullptr); });
   for (auto& t : ts) t.join();
   for (int r = 0; r < P; ++r) {
     EXPECT_EQ(rc[r], scInvalidArgument) << "rank " << r;

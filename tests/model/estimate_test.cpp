@@ -26,8 +26,9 @@ constexpr Abg kIntra{2e-6, 1e-10, 5e-11}, kInter{3e-5, 8e-10, 5e-11};
 std::string twoLevelFile() {
   auto entry = [](const char* tr, const char* level, Abg p) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, R"({"transport": "%s", "level": "%s", "alpha": %.17g, "beta": %.17g, "gamma": %.17g})",
-                  tr, level, p.a, p.b, p.g);
+    std::snprintf(buf, sizeof buf,
+                  R"({"transport": "%s", "level": "%s", "alpha": %.17g, "beta": %.17g, "gamma": %.17g})", tr, level,
+                  p.a, p.b, p.g);
     return std::string(buf);
   };
   static const std::string path =
@@ -95,8 +96,8 @@ TEST(Estimate, DenseIsTheReadmeFormulas) {
           const Abg p = machines > 1 ? kInter : kIntra;
           double best = INFINITY;
           for (scAlgo_t x : c.algos) {
-            SCOPED_TRACE(testing::Message() << "P " << P << " machines " << machines << " coll " << c.coll
-                                            << " algo " << x << " count " << count);
+            SCOPED_TRACE(testing::Message() << "P " << P << " machines " << machines << " coll " << c.coll << " algo "
+                                            << x << " count " << count);
             const Est e = costModel(&cfg, P, machines, c.coll, x, count);
             const double want = readme(c.coll, x, P, n, p);
             EXPECT_NEAR(e.s, want, 1e-12 * want + 1e-18);
@@ -120,8 +121,8 @@ struct TwoBands {
   TwoBands(const char* lower, const char* upper) {
     auto entry = [](const char* keys, Abg p) {
       char buf[256];
-      std::snprintf(buf, sizeof buf, R"({"transport": "local", %s"alpha": %.17g, "beta": %.17g, "gamma": %.17g})",
-                    keys, p.a, p.b, p.g);
+      std::snprintf(buf, sizeof buf, R"({"transport": "local", %s"alpha": %.17g, "beta": %.17g, "gamma": %.17g})", keys,
+                    p.a, p.b, p.g);
       return std::string(buf);
     };
     // The upper band first: the file's order does not matter.
@@ -151,8 +152,8 @@ TEST(Estimate, BandsFollowTheCallsBytes) {
     double density;
     bool largeBand;  // by the call's bytes
   } calls[] = {
-      {scCollAllReduce, scAlgoRing, 16383, 0, false},        // 65532 B
-      {scCollAllReduce, scAlgoRing, 16384, 0, true},         // 65536 B
+      {scCollAllReduce, scAlgoRing, 16383, 0, false},            // 65532 B
+      {scCollAllReduce, scAlgoRing, 16384, 0, true},             // 65536 B
       {scCollReduceScatter, scAlgoRabenseifner, 4096, 0, true},  // 4096 x 4 ranks x 4 B = 64 KiB
       {scCollReduceScatter, scAlgoRabenseifner, 4095, 0, false},
       {scCollAllGather, scAlgoRecDbl, 100, 0, false},
@@ -160,7 +161,7 @@ TEST(Estimate, BandsFollowTheCallsBytes) {
       {scCollSparseAllReduce, scSsarRecDbl, 1000, 0.01, false},
       {scCollSparseAllReduce, scDsarSplitAllGather, 1 << 20, 0.01, true},
       {scCollDsop, scDsopAllGather, 100, 0, false},  // 100 x 100 x 4 B = 40000 B
-      {scCollDsop, scDsopAllScatter, 200, 0, true},   // 160000 B
+      {scCollDsop, scDsopAllScatter, 200, 0, true},  // 160000 B
   };
   for (const auto& c : calls)
     for (int algo : {c.algo, 0}) {
@@ -192,17 +193,17 @@ TEST(Estimate, BandsBlendBetweenTheirMeasuredSizes) {
     int algo;
     size_t count;  // float32: bytes = 4 count (sparse: N; DSOP: n x n outputs)
     double density;
-    double w;      // on the large band
+    double w;  // on the large band
   } calls[] = {
-      {scCollAllReduce, scAlgoRing, 4096, 0, 0},           // 16 KiB: small's largest measured size
-      {scCollAllReduce, scAlgoRing, 16384, 0, 0.5},        // 64 KiB: halfway (geometrically)
-      {scCollAllReduce, scAlgoRecDbl, 32768, 0, 0.75},     // 128 KiB
-      {scCollAllReduce, scAlgoRing, 65536, 0, 1},          // 256 KiB: large's smallest measured size
-      {scCollAllGather, scAlgoRing, 2048, 0, 0.25},        // 8 KiB x 4 ranks = 32 KiB
+      {scCollAllReduce, scAlgoRing, 4096, 0, 0},        // 16 KiB: small's largest measured size
+      {scCollAllReduce, scAlgoRing, 16384, 0, 0.5},     // 64 KiB: halfway (geometrically)
+      {scCollAllReduce, scAlgoRecDbl, 32768, 0, 0.75},  // 128 KiB
+      {scCollAllReduce, scAlgoRing, 65536, 0, 1},       // 256 KiB: large's smallest measured size
+      {scCollAllGather, scAlgoRing, 2048, 0, 0.25},     // 8 KiB x 4 ranks = 32 KiB
       {scCollBroadcast, scAlgoBinomial, 16384, 0, 0.5},
       {scCollSparseAllReduce, scSsarRecDbl, 16384, 0.01, 0.5},
       {scCollSparseAllReduce, scDsarSplitAllGather, 16384, 0.3, 0.5},
-      {scCollDsop, scDsopAllGather, 128, 0, 0.5},          // 128 x 128 x 4 B = 64 KiB
+      {scCollDsop, scDsopAllGather, 128, 0, 0.5},  // 128 x 128 x 4 B = 64 KiB
   };
   for (const auto& c : calls) {
     SCOPED_TRACE(testing::Message() << "coll " << c.coll << " algo " << c.algo << " count " << c.count);
@@ -245,9 +246,8 @@ TEST(Estimate, SharedTermIsEveryRanksTraffic) {
     for (const auto& c : colls)
       for (scAlgo_t algo : c.algos) {
         // A count every block divides: the schedules' traffic is then exact.
-        const size_t count = size_t(P) * 840, perCall = c.coll == scCollReduceScatter || c.coll == scCollAllGather
-                                                            ? count / size_t(P)
-                                                            : count;
+        const size_t count = size_t(P) * 840,
+                     perCall = c.coll == scCollReduceScatter || c.coll == scCollAllGather ? count / size_t(P) : count;
         std::vector<uint64_t> sent(static_cast<size_t>(P), 0);
         sctest::run(
             P,
@@ -291,50 +291,54 @@ TEST(Estimate, CommunicatorMatchesCostModel) {
     for (int P : {2, 3, 4}) {
       scConfig_t local = cfg;
       local.transport = sctest::mode() == sctest::Mode::Mpi ? scTransportMpi : scTransportLocal;
-      sctest::run(P, [&](scComm_t comm, int) {
-        for (size_t count : {size_t(2), size_t(5000), size_t(1) << 20}) {
-          Est e;
-          ASSERT_EQ(scEstimateTime(comm, scCollAllReduce, scAlgoAuto, count, scFloat32, 0, &e.s, &e.pick), scSuccess)
-              << scGetLastError(comm);
-          const Est want = costModel(&local, P, machines, scCollAllReduce, scAlgoAuto, count);
-          EXPECT_DOUBLE_EQ(e.s, want.s);
-          EXPECT_EQ(e.pick, want.pick);
-          scAlgo_t a = scAlgoAuto;
-          ASSERT_EQ(scAllReduceAlgoFor(comm, count * 4, &a), scSuccess);
-          EXPECT_EQ(int(a), e.pick);
-          const double n = double(count) * 4;
-          EXPECT_NEAR(e.s, readme(scCollAllReduce, a, P, n, machines > 1 ? kInter : kIntra), 1e-12 * e.s);
-        }
-        // Sparse: auto's pick is scSparseAlgoFor's for every rank at density x N.
-        for (double d : {1e-4, 1e-2, 0.5}) {
-          const size_t N = 1 << 20;
-          Est e;
-          ASSERT_EQ(scEstimateTime(comm, scCollSparseAllReduce, 0, N, scFloat32, d, &e.s, &e.pick), scSuccess)
-              << scGetLastError(comm);
-          std::vector<size_t> nnz(size_t(P), size_t(std::llround(d * N)));
-          scSparseAlgo_t a = scSparseAuto;
-          ASSERT_EQ(scSparseAlgoFor(comm, nnz.data(), N, scIndexU32, scFloat32, nullptr, 1, &a), scSuccess);
-          EXPECT_EQ(e.pick, int(a)) << "density " << d;
-          EXPECT_GT(e.s, 0);
-          Est dense;
-          ASSERT_EQ(scEstimateTime(comm, scCollSparseAllReduce, scSparseDense, N, scFloat32, d, &dense.s, nullptr),
-                    scSuccess);
-          EXPECT_LE(e.s, dense.s);
-        }
-        // DSOP: auto's pick is scDsopAlgoFor's for n = m = count.
-        for (size_t n : {size_t(8), size_t(300), size_t(4000)}) {
-          Est e;
-          ASSERT_EQ(scEstimateTime(comm, scCollDsop, 0, n, scFloat32, 0, &e.s, &e.pick), scSuccess);
-          scDsopAlgo_t a = scDsopAuto;
-          ASSERT_EQ(scDsopAlgoFor(comm, n, n, scFloat32, &a), scSuccess);
-          EXPECT_EQ(e.pick, int(a)) << "n " << n;
-          for (int x = 1; x < scNumDsopAlgos; ++x) {
-            double t = 0;
-            ASSERT_EQ(scEstimateTime(comm, scCollDsop, x, n, scFloat32, 0, &t, nullptr), scSuccess);
-            EXPECT_GE(t, e.s) << "auto's pick is the fastest DSOP algorithm";
-          }
-        }
-      }, &cfg);
+      sctest::run(
+          P,
+          [&](scComm_t comm, int) {
+            for (size_t count : {size_t(2), size_t(5000), size_t(1) << 20}) {
+              Est e;
+              ASSERT_EQ(scEstimateTime(comm, scCollAllReduce, scAlgoAuto, count, scFloat32, 0, &e.s, &e.pick),
+                        scSuccess)
+                  << scGetLastError(comm);
+              const Est want = costModel(&local, P, machines, scCollAllReduce, scAlgoAuto, count);
+              EXPECT_DOUBLE_EQ(e.s, want.s);
+              EXPECT_EQ(e.pick, want.pick);
+              scAlgo_t a = scAlgoAuto;
+              ASSERT_EQ(scAllReduceAlgoFor(comm, count * 4, &a), scSuccess);
+              EXPECT_EQ(int(a), e.pick);
+              const double n = double(count) * 4;
+              EXPECT_NEAR(e.s, readme(scCollAllReduce, a, P, n, machines > 1 ? kInter : kIntra), 1e-12 * e.s);
+            }
+            // Sparse: auto's pick is scSparseAlgoFor's for every rank at density x N.
+            for (double d : {1e-4, 1e-2, 0.5}) {
+              const size_t N = 1 << 20;
+              Est e;
+              ASSERT_EQ(scEstimateTime(comm, scCollSparseAllReduce, 0, N, scFloat32, d, &e.s, &e.pick), scSuccess)
+                  << scGetLastError(comm);
+              std::vector<size_t> nnz(size_t(P), size_t(std::llround(d * N)));
+              scSparseAlgo_t a = scSparseAuto;
+              ASSERT_EQ(scSparseAlgoFor(comm, nnz.data(), N, scIndexU32, scFloat32, nullptr, 1, &a), scSuccess);
+              EXPECT_EQ(e.pick, int(a)) << "density " << d;
+              EXPECT_GT(e.s, 0);
+              Est dense;
+              ASSERT_EQ(scEstimateTime(comm, scCollSparseAllReduce, scSparseDense, N, scFloat32, d, &dense.s, nullptr),
+                        scSuccess);
+              EXPECT_LE(e.s, dense.s);
+            }
+            // DSOP: auto's pick is scDsopAlgoFor's for n = m = count.
+            for (size_t n : {size_t(8), size_t(300), size_t(4000)}) {
+              Est e;
+              ASSERT_EQ(scEstimateTime(comm, scCollDsop, 0, n, scFloat32, 0, &e.s, &e.pick), scSuccess);
+              scDsopAlgo_t a = scDsopAuto;
+              ASSERT_EQ(scDsopAlgoFor(comm, n, n, scFloat32, &a), scSuccess);
+              EXPECT_EQ(e.pick, int(a)) << "n " << n;
+              for (int x = 1; x < scNumDsopAlgos; ++x) {
+                double t = 0;
+                ASSERT_EQ(scEstimateTime(comm, scCollDsop, x, n, scFloat32, 0, &t, nullptr), scSuccess);
+                EXPECT_GE(t, e.s) << "auto's pick is the fastest DSOP algorithm";
+              }
+            }
+          },
+          &cfg);
     }
   }
 }
@@ -369,11 +373,14 @@ TEST(Estimate, ParameterPrecedence) {
     EXPECT_NEAR(ring(&cfg, 2), readme(scCollAllReduce, scAlgoRing, P, n, {1e-3, 1e-10, 0}), 1e-15);
     // A communicator reads the same (local: the file has no local entry, so its built-in beta).
     const bool local = sctest::mode() == sctest::Mode::Local;
-    sctest::run(P, [&](scComm_t comm, int) {
-      double s = 0;
-      ASSERT_EQ(scEstimateTime(comm, scCollAllReduce, scAlgoRing, 1000, scFloat32, 0, &s, nullptr), scSuccess);
-      EXPECT_NEAR(s, readme(scCollAllReduce, scAlgoRing, P, n, {1e-3, local ? 1.0 / 6e9 : 1e-10, 0}), 1e-15);
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int) {
+          double s = 0;
+          ASSERT_EQ(scEstimateTime(comm, scCollAllReduce, scAlgoRing, 1000, scFloat32, 0, &s, nullptr), scSuccess);
+          EXPECT_NEAR(s, readme(scCollAllReduce, scAlgoRing, P, n, {1e-3, local ? 1.0 / 6e9 : 1e-10, 0}), 1e-15);
+        },
+        &cfg);
   }
   {
     ScopedEnv envB("SPARCOLL_BETA", "-1");

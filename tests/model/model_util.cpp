@@ -31,8 +31,8 @@ void removeAll() {
 
 std::string writeTuning(const std::string& text) {
   static std::atomic<int> counter{0};
-  const std::string path = testing::TempDir() + "sparcoll-tuning-" + std::to_string(getpid()) + "-" +
-                           std::to_string(counter++) + ".json";
+  const std::string path =
+      testing::TempDir() + "sparcoll-tuning-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json";
   std::ofstream(path, std::ios::binary) << text;
   std::lock_guard<std::mutex> lk(gMutex);
   if (!gFiles) {
@@ -75,8 +75,7 @@ std::vector<int> othersThan(int rank, int P) {
 scTopology_t completeTopology(scComm_t comm, int rank, int P) {
   const std::vector<int> others = othersThan(rank, P);
   scTopology_t t = nullptr;
-  EXPECT_EQ(scTopologyCreate(&t, comm, P - 1, others.data(), P - 1, others.data()), scSuccess)
-      << scGetLastError(comm);
+  EXPECT_EQ(scTopologyCreate(&t, comm, P - 1, others.data(), P - 1, others.data()), scSuccess) << scGetLastError(comm);
   return t;
 }
 

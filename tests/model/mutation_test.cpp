@@ -28,9 +28,27 @@ const char* const kSeed = R"({
   ]
 })";
 
-const char* const kTokens[] = {"{", "}", "[", "]", ",", ":", "\"", "\\", "null", "true", "-", "1e400", "0.5",
-                               "18446744073709551616", "\"bytes\": [1, 0]", "\"x\": 1", "\xff", "\\u0000",
-                               "\"algorithm\"", "\"version\": 2", "[[[[[[[["};
+const char* const kTokens[] = {"{",
+                               "}",
+                               "[",
+                               "]",
+                               ",",
+                               ":",
+                               "\"",
+                               "\\",
+                               "null",
+                               "true",
+                               "-",
+                               "1e400",
+                               "0.5",
+                               "18446744073709551616",
+                               "\"bytes\": [1, 0]",
+                               "\"x\": 1",
+                               "\xff",
+                               "\\u0000",
+                               "\"algorithm\"",
+                               "\"version\": 2",
+                               "[[[[[[[["};
 
 TEST(TuningFuzz, MutationsParseOrFailCleanly) {
   std::mt19937_64 rng(20261130);

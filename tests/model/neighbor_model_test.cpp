@@ -31,22 +31,24 @@ TEST(NeighborModel, RoundIsAlphaPlusMessageOverheads) {
     const std::string& file;
     const char* env;
     double o;
-  } cases[] = {{plain, nullptr, alpha / 12}, {measured, nullptr, 3e-6}, {measured, "2.5e-7", 2.5e-7},
-               {plain, "0", 0}};
+  } cases[] = {{plain, nullptr, alpha / 12}, {measured, nullptr, 3e-6}, {measured, "2.5e-7", 2.5e-7}, {plain, "0", 0}};
   for (const auto& c : cases) {
     SCOPED_TRACE(testing::Message() << c.file << " SPARCOLL_MESSAGE_OVERHEAD=" << (c.env ? c.env : "(unset)"));
     ScopedEnv env("SPARCOLL_MESSAGE_OVERHEAD", c.env);
     const scConfig_t cfg = configWith(c.file.c_str());
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const scTopology_t t = completeTopology(comm, rank, P);
-      ASSERT_NE(t, nullptr);
-      for (size_t bytes : {size_t(8), size_t(1024), size_t(1) << 20}) {
-        double s = 0;
-        ASSERT_EQ(scTopologyEstimateTime(t, bytes, scNbrNaive, &s, nullptr), scSuccess) << scGetLastError(comm);
-        EXPECT_NEAR(s, alpha + c.o * (P - 2) + beta * (P - 1) * double(bytes), 1e-15) << bytes << " B";
-      }
-      EXPECT_EQ(scTopologyDestroy(t), scSuccess);
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const scTopology_t t = completeTopology(comm, rank, P);
+          ASSERT_NE(t, nullptr);
+          for (size_t bytes : {size_t(8), size_t(1024), size_t(1) << 20}) {
+            double s = 0;
+            ASSERT_EQ(scTopologyEstimateTime(t, bytes, scNbrNaive, &s, nullptr), scSuccess) << scGetLastError(comm);
+            EXPECT_NEAR(s, alpha + c.o * (P - 2) + beta * (P - 1) * double(bytes), 1e-15) << bytes << " B";
+          }
+          EXPECT_EQ(scTopologyDestroy(t), scSuccess);
+        },
+        &cfg);
   }
   ScopedEnv bad("SPARCOLL_MESSAGE_OVERHEAD", "-1");
   scConfig_t cfg = configWith(plain.c_str());
@@ -77,55 +79,59 @@ TEST(NeighborModel, CostTermsPriceTheEstimate) {
         std::to_string(o) + "}]"));
     scConfig_t cfg = configWith(file.c_str());
     cfg.transport = scTransportLocal;
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const scTopology_t t = completeTopology(comm, rank, P);
-      ASSERT_NE(t, nullptr);
-      for (scNbrAlgo_t algo : {scNbrNaive, scNbrCombining, scNbrHierarchical, scNbrNative}) {
-        scNbrCostTerms_t c{};
-        ASSERT_EQ(scTopologyCostTerms(t, algo, &c), scSuccess) << scGetLastError(comm);
-        EXPECT_EQ(c.rounds[1] + c.extraMessages[1] + c.blocks[1] + c.sharedBlocks[1], 0)
-            << "one machine: nothing inter-node";
-        for (size_t bytes : {size_t(8), size_t(4096)}) {
-          double s = 0;
-          ASSERT_EQ(scTopologyEstimateTime(t, bytes, algo, &s, nullptr), scSuccess);
-          EXPECT_NEAR(s,
-                      c.rounds[0] * alpha + c.extraMessages[0] * o +
-                          double(bytes) * (c.blocks[0] * beta + c.sharedBlocks[0] * betaShared),
-                      1e-15)
-              << "algo " << algo << ", " << bytes << " B";
-        }
-      }
-      scNbrCostTerms_t naive{}, comb{};
-      ASSERT_EQ(scTopologyCostTerms(t, scNbrNaive, &naive), scSuccess);
-      ASSERT_EQ(scTopologyCostTerms(t, scNbrCombining, &comb), scSuccess);
-      EXPECT_EQ(naive.rounds[0], 1);
-      EXPECT_EQ(naive.extraMessages[0], P - 2);
-      EXPECT_EQ(naive.blocks[0], P - 1);
-      EXPECT_EQ(naive.sharedBlocks[0], P * (P - 1)) << "every rank sends its block to P - 1 others";
-      if (o > 0) EXPECT_GT(comb.sharedBlocks[0], 0);
-      int k = 0, size = 0;
-      ASSERT_EQ(scTopologyFriendGroup(t, &k, nullptr, &size, nullptr), scSuccess);
-      scNbrAlgo_t pick = scNbrAuto;
-      ASSERT_EQ(scNeighborAlgoFor(t, 8, &pick), scSuccess);
-      if (o > 0) {
-        EXPECT_GE(size, 2) << "groups form where a message is worth 100 alpha";
-        EXPECT_EQ(comb.rounds[0], 2);
-        EXPECT_LT(comb.extraMessages[0], naive.extraMessages[0]);
-        EXPECT_EQ(pick, scNbrCombining);
-      } else {
-        EXPECT_EQ(k, 1);
-        EXPECT_EQ(size, 1);
-        EXPECT_EQ(pick, scNbrNaive);
-      }
-      scNbrCostTerms_t c{};
-      EXPECT_EQ(scTopologyCostTerms(t, scNbrAuto, &c), scInvalidArgument);
-      EXPECT_NE(std::string(scGetLastError(comm)).find("algorithm 0 (auto): the terms are an explicit algorithm's"),
-                std::string::npos) << scGetLastError(comm);
-      EXPECT_EQ(scTopologyCostTerms(t, scNbrAlgo_t(9), &c), scInvalidArgument);
-      EXPECT_EQ(scTopologyCostTerms(t, scNbrNaive, nullptr), scInvalidArgument);
-      EXPECT_NE(std::string(scGetLastError(comm)).find("terms output is NULL"), std::string::npos);
-      EXPECT_EQ(scTopologyDestroy(t), scSuccess);
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const scTopology_t t = completeTopology(comm, rank, P);
+          ASSERT_NE(t, nullptr);
+          for (scNbrAlgo_t algo : {scNbrNaive, scNbrCombining, scNbrHierarchical, scNbrNative}) {
+            scNbrCostTerms_t c{};
+            ASSERT_EQ(scTopologyCostTerms(t, algo, &c), scSuccess) << scGetLastError(comm);
+            EXPECT_EQ(c.rounds[1] + c.extraMessages[1] + c.blocks[1] + c.sharedBlocks[1], 0)
+                << "one machine: nothing inter-node";
+            for (size_t bytes : {size_t(8), size_t(4096)}) {
+              double s = 0;
+              ASSERT_EQ(scTopologyEstimateTime(t, bytes, algo, &s, nullptr), scSuccess);
+              EXPECT_NEAR(s,
+                          c.rounds[0] * alpha + c.extraMessages[0] * o +
+                              double(bytes) * (c.blocks[0] * beta + c.sharedBlocks[0] * betaShared),
+                          1e-15)
+                  << "algo " << algo << ", " << bytes << " B";
+            }
+          }
+          scNbrCostTerms_t naive{}, comb{};
+          ASSERT_EQ(scTopologyCostTerms(t, scNbrNaive, &naive), scSuccess);
+          ASSERT_EQ(scTopologyCostTerms(t, scNbrCombining, &comb), scSuccess);
+          EXPECT_EQ(naive.rounds[0], 1);
+          EXPECT_EQ(naive.extraMessages[0], P - 2);
+          EXPECT_EQ(naive.blocks[0], P - 1);
+          EXPECT_EQ(naive.sharedBlocks[0], P * (P - 1)) << "every rank sends its block to P - 1 others";
+          if (o > 0) EXPECT_GT(comb.sharedBlocks[0], 0);
+          int k = 0, size = 0;
+          ASSERT_EQ(scTopologyFriendGroup(t, &k, nullptr, &size, nullptr), scSuccess);
+          scNbrAlgo_t pick = scNbrAuto;
+          ASSERT_EQ(scNeighborAlgoFor(t, 8, &pick), scSuccess);
+          if (o > 0) {
+            EXPECT_GE(size, 2) << "groups form where a message is worth 100 alpha";
+            EXPECT_EQ(comb.rounds[0], 2);
+            EXPECT_LT(comb.extraMessages[0], naive.extraMessages[0]);
+            EXPECT_EQ(pick, scNbrCombining);
+          } else {
+            EXPECT_EQ(k, 1);
+            EXPECT_EQ(size, 1);
+            EXPECT_EQ(pick, scNbrNaive);
+          }
+          scNbrCostTerms_t c{};
+          EXPECT_EQ(scTopologyCostTerms(t, scNbrAuto, &c), scInvalidArgument);
+          EXPECT_NE(std::string(scGetLastError(comm)).find("algorithm 0 (auto): the terms are an explicit algorithm's"),
+                    std::string::npos)
+              << scGetLastError(comm);
+          EXPECT_EQ(scTopologyCostTerms(t, scNbrAlgo_t(9), &c), scInvalidArgument);
+          EXPECT_EQ(scTopologyCostTerms(t, scNbrNaive, nullptr), scInvalidArgument);
+          EXPECT_NE(std::string(scGetLastError(comm)).find("terms output is NULL"), std::string::npos);
+          EXPECT_EQ(scTopologyDestroy(t), scSuccess);
+        },
+        &cfg);
   }
 }
 
@@ -136,8 +142,8 @@ TEST(NeighborModel, CostTermsPriceTheEstimate) {
 TEST(NeighborModel, ModelTransportAndMachines) {
   if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "the local transport's threads stand in";
   ScopedEnv a("SPARCOLL_ALPHA", nullptr), b("SPARCOLL_BETA", nullptr), f("SPARCOLL_TUNING_FILE", nullptr),
-      m("SPARCOLL_MACHINES", nullptr), mo("SPARCOLL_MESSAGE_OVERHEAD", nullptr), mt("SPARCOLL_MODEL_TRANSPORT", nullptr),
-      rpn("SPARCOLL_RANKS_PER_NODE", nullptr);
+      m("SPARCOLL_MACHINES", nullptr), mo("SPARCOLL_MESSAGE_OVERHEAD", nullptr),
+      mt("SPARCOLL_MODEL_TRANSPORT", nullptr), rpn("SPARCOLL_RANKS_PER_NODE", nullptr);
   const int P = 4;
   const std::string file = writeTuning(tuningJson(
       R"([{"transport": "mpi", "alpha": 7e-6, "beta": 2e-9, "gamma": 0, "message_overhead": 1e-6},
@@ -145,15 +151,18 @@ TEST(NeighborModel, ModelTransportAndMachines) {
   scConfig_t cfg = configWith(file.c_str());
   cfg.transport = scTransportLocal;
   auto naive = [&](double* seconds, scNbrCostTerms_t* terms) {
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const scTopology_t t = completeTopology(comm, rank, P);
-      ASSERT_NE(t, nullptr);
-      if (rank == 0) {
-        ASSERT_EQ(scTopologyEstimateTime(t, 1000, scNbrNaive, seconds, nullptr), scSuccess);
-        ASSERT_EQ(scTopologyCostTerms(t, scNbrNaive, terms), scSuccess);
-      }
-      EXPECT_EQ(scTopologyDestroy(t), scSuccess);
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const scTopology_t t = completeTopology(comm, rank, P);
+          ASSERT_NE(t, nullptr);
+          if (rank == 0) {
+            ASSERT_EQ(scTopologyEstimateTime(t, 1000, scNbrNaive, seconds, nullptr), scSuccess);
+            ASSERT_EQ(scTopologyCostTerms(t, scNbrNaive, terms), scSuccess);
+          }
+          EXPECT_EQ(scTopologyDestroy(t), scSuccess);
+        },
+        &cfg);
   };
   double s = 0;
   scNbrCostTerms_t c{};
@@ -213,22 +222,25 @@ TEST(NeighborModel, CostModelPricesTermsAsTheTopology) {
     cfg.transport = scTransportLocal;
     scCostModel_t cm = nullptr;
     ASSERT_EQ(scCostModelCreate(&cm, &cfg, P, machines, 0), scSuccess) << scGetLastError(nullptr);
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const scTopology_t t = completeTopology(comm, rank, P);
-      ASSERT_NE(t, nullptr);
-      for (scNbrAlgo_t algo : {scNbrNaive, scNbrCombining, scNbrHierarchical}) {
-        scNbrCostTerms_t c{};
-        ASSERT_EQ(scTopologyCostTerms(t, algo, &c), scSuccess) << scGetLastError(comm);
-        if (algo == scNbrNaive) EXPECT_GT(c.blocks[1], 0) << "2 machines: inter-node blocks";
-        for (size_t bytes : sizes) {
-          double want = 0, got = -1;
-          ASSERT_EQ(scTopologyEstimateTime(t, bytes, algo, &want, nullptr), scSuccess) << scGetLastError(comm);
-          ASSERT_EQ(scCostModelNeighborTime(cm, &c, bytes, &got), scSuccess) << scGetLastError(nullptr);
-          EXPECT_EQ(got, want) << "algo " << algo << ", " << bytes << " B";
-        }
-      }
-      EXPECT_EQ(scTopologyDestroy(t), scSuccess);
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const scTopology_t t = completeTopology(comm, rank, P);
+          ASSERT_NE(t, nullptr);
+          for (scNbrAlgo_t algo : {scNbrNaive, scNbrCombining, scNbrHierarchical}) {
+            scNbrCostTerms_t c{};
+            ASSERT_EQ(scTopologyCostTerms(t, algo, &c), scSuccess) << scGetLastError(comm);
+            if (algo == scNbrNaive) EXPECT_GT(c.blocks[1], 0) << "2 machines: inter-node blocks";
+            for (size_t bytes : sizes) {
+              double want = 0, got = -1;
+              ASSERT_EQ(scTopologyEstimateTime(t, bytes, algo, &want, nullptr), scSuccess) << scGetLastError(comm);
+              ASSERT_EQ(scCostModelNeighborTime(cm, &c, bytes, &got), scSuccess) << scGetLastError(nullptr);
+              EXPECT_EQ(got, want) << "algo " << algo << ", " << bytes << " B";
+            }
+          }
+          EXPECT_EQ(scTopologyDestroy(t), scSuccess);
+        },
+        &cfg);
     EXPECT_EQ(scCostModelDestroy(cm), scSuccess);
   }
 }

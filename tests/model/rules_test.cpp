@@ -75,14 +75,14 @@ TEST(Rules, DenseAutosRunTheRule) {
            R"("})";
   };
   // Rules for other ranks counts and another transport come first and must not match.
-  const std::string file = writeTuning(tuningJson(
-      "[]", "[" + rule("allreduce", R"("ranks": [5, 100], )", scAlgoNative) + ", " +
-                rule("allreduce", R"("transport": "nccl", )", scAlgoNative) + ", " +
-                rule("allreduce", R"("bytes": [0, 8], )", ySmall) + ", " +
-                rule("allreduce", R"("bytes": [1048576, 1048576], )", yBig) + ", " +
-                rule("reduce_scatter", R"("bytes": [32, 32], )", yRs) + ", " +
-                rule("allgather", R"("bytes": [0, 16], )", scAlgoAuto) + ", " +  // auto: the model decides
-                rule("allgather", R"("bytes": [32, 32], )", yAg) + "]"));
+  const std::string file = writeTuning(
+      tuningJson("[]", "[" + rule("allreduce", R"("ranks": [5, 100], )", scAlgoNative) + ", " +
+                           rule("allreduce", R"("transport": "nccl", )", scAlgoNative) + ", " +
+                           rule("allreduce", R"("bytes": [0, 8], )", ySmall) + ", " +
+                           rule("allreduce", R"("bytes": [1048576, 1048576], )", yBig) + ", " +
+                           rule("reduce_scatter", R"("bytes": [32, 32], )", yRs) + ", " +
+                           rule("allgather", R"("bytes": [0, 16], )", scAlgoAuto) + ", " +  // auto: the model decides
+                           rule("allgather", R"("bytes": [32, 32], )", yAg) + "]"));
   const scConfig_t cfg = configWith(file.c_str());
   onComm(cfg, [&](scComm_t comm, int rank) {
     std::vector<float> in(kBig * P, 1.0f), out(kBig * P);  // this rank's (threads in local mode)
@@ -205,9 +205,10 @@ TEST(Rules, DsopAutoRunsTheRule) {
       }))
     GTEST_SKIP() << "needs " << P << " ranks";
   const int want = other(model, {scDsopAllGather, scDsopAllReduceRing, scDsopAllScatter});
-  const std::string file = writeTuning(tuningJson(
-      "[]", R"([{"collective": "dsop", "bytes": [)" + std::to_string(n * n * 4) + ", " + std::to_string(n * n * 4) +
-                R"(], "algorithm": ")" + scDsopAlgoName(scDsopAlgo_t(want)) + R"("}])"));
+  const std::string file =
+      writeTuning(tuningJson("[]", R"([{"collective": "dsop", "bytes": [)" + std::to_string(n * n * 4) + ", " +
+                                       std::to_string(n * n * 4) + R"(], "algorithm": ")" +
+                                       scDsopAlgoName(scDsopAlgo_t(want)) + R"("}])"));
   onComm(configWith(file.c_str()), [&](scComm_t comm, int) {
     std::vector<float> a(n, 1.0f), b(n, 2.0f), G(n * n);
     scDsopAlgo_t x;
@@ -268,9 +269,10 @@ TEST(Rules, NeighborAutoRunsTheRule) {
     GTEST_SKIP() << "needs " << P << " ranks";
   ASSERT_GE(want, 0) << "no algorithm moves other traffic than the model's pick on this graph";
   const char* names[] = {"auto", "naive", "combining", "hierarchical", "native"};
-  const std::string file = writeTuning(tuningJson(
-      "[]", R"([{"collective": "neighbor_allgather", "ranks": [4, 4], "bytes": [1024, 1024], "algorithm": ")" +
-                std::string(names[want]) + R"("}])"));
+  const std::string file = writeTuning(
+      tuningJson("[]",
+                 R"([{"collective": "neighbor_allgather", "ranks": [4, 4], "bytes": [1024, 1024], "algorithm": ")" +
+                     std::string(names[want]) + R"("}])"));
   withTopology(configWith(file.c_str()), [&](scComm_t comm, scTopology_t t) {
     scNbrAlgo_t a;
     ASSERT_EQ(scNeighborAlgoFor(t, count * 4, &a), scSuccess);

@@ -95,8 +95,10 @@ TEST(TuningFile, EveryErrorNamesFileKeyAndProblem) {
        "models[0].message_overhead: is a string, expected a number"},
       {tuningJson(R"([{"transport": "tcp", "alpha": 1e-6, "beta": 1e-9, "gamma": 0}])"),
        R"(models[0].transport: is "tcp", expected one of "mpi", "nccl", "local")"},
-      {tuningJson("[" + M + R"(, "memory": "gpu"}])"), R"(models[0].memory: is "gpu", expected one of "host", "device")"},
-      {tuningJson("[" + M + R"(, "level": "rack"}])"), R"(models[0].level: is "rack", expected one of "intra", "inter")"},
+      {tuningJson("[" + M + R"(, "memory": "gpu"}])"),
+       R"(models[0].memory: is "gpu", expected one of "host", "device")"},
+      {tuningJson("[" + M + R"(, "level": "rack"}])"),
+       R"(models[0].level: is "rack", expected one of "intra", "inter")"},
       {tuningJson(R"([{"transport": "mpi", "alpha": "5e-6", "beta": 1e-9, "gamma": 0}])"),
        "models[0].alpha: is a string, expected a number"},
       {tuningJson(R"([{"transport": "mpi", "alpha": 1e-6, "beta": -1e-9, "gamma": 0}])"),
@@ -155,16 +157,17 @@ TEST(TuningFile, EveryErrorNamesFileKeyAndProblem) {
       {tuningJson("[" + M + R"(, "fit": {"a": [{"b": 1, "b": 2}]}}])"), "models[0].fit.a[0].b: duplicate key"},
       {"{\"format\": \"sparcoll-tuning\", \"version\": 1, \"models\": [{\"alpha\": 1e400}]}",
        "not valid JSON: number overflow parsing '1e400'"},
-      {"", "not valid JSON: parse error at line 1, column 1: syntax error while parsing value - unexpected end of "
-           "input; expected '[', '{', or a literal"},
+      {"",
+       "not valid JSON: parse error at line 1, column 1: syntax error while parsing value - unexpected end of "
+       "input; expected '[', '{', or a literal"},
   };
   for (const auto& [text, want] : cases) {
     SCOPED_TRACE(text);
     EXPECT_EQ(parseError(text), "tuning file 't.json': " + want);
   }
   // nlohmann's own wording after the position; the position is what matters.
-  EXPECT_EQ(parseError("{\"format\": \"sparcoll-tuning\",\n \"version\": 1,,}").rfind(
-                "tuning file 't.json': not valid JSON: parse error at line 2, column 15: ", 0),
+  EXPECT_EQ(parseError("{\"format\": \"sparcoll-tuning\",\n \"version\": 1,,}")
+                .rfind("tuning file 't.json': not valid JSON: parse error at line 2, column 15: ", 0),
             0u)
       << parseError("{\"format\": \"sparcoll-tuning\",\n \"version\": 1,,}");
 }
@@ -222,9 +225,9 @@ TEST(TuningFile, BandsPriceEachSizeWithItsOwnParameters) {
   EXPECT_EQ(alpha(99), 1e-6);
   EXPECT_EQ(alpha(1000), 2e-6);
   EXPECT_EQ(alpha(1999), 2e-6);
-  EXPECT_EQ(alpha(300), 1e-6);   // in the gap: 300/99 < 1000/300
-  EXPECT_EQ(alpha(350), 2e-6);   // 350/99 > 1000/350
-  EXPECT_EQ(alpha(1e12), 2e-6);  // beyond the last band
+  EXPECT_EQ(alpha(300), 1e-6);                                    // in the gap: 300/99 < 1000/300
+  EXPECT_EQ(alpha(350), 2e-6);                                    // 350/99 > 1000/350
+  EXPECT_EQ(alpha(1e12), 2e-6);                                   // beyond the last band
   EXPECT_EQ(m.paramsAt(sc::model::Level::Inter, 50).beta, 1e-9);  // the missing level copies the bands
   // The environment overrides every band.
   sc::model::Overrides env;
@@ -252,13 +255,15 @@ std::string initError(const scConfig_t* cfg) {
 
 TEST(TuningFile, BadFileFailsCommunicatorCreation) {
   ScopedEnv noEnv("SPARCOLL_TUNING_FILE", nullptr);
-  const std::string bad = writeTuning(tuningJson("[]", R"([{"collective": "allreduce", "bytes": [5, 3], "algorithm": "ring"}])"));
+  const std::string bad =
+      writeTuning(tuningJson("[]", R"([{"collective": "allreduce", "bytes": [5, 3], "algorithm": "ring"}])"));
   const std::string good = writeTuning(tuningJson("[]"));
   scConfig_t cfg = configWith(bad.c_str());
   EXPECT_EQ(initError(&cfg), "invalid argument: tuning file '" + bad + "': rules[0].bytes: lo 5 > hi 3");
   const std::string missing = testing::TempDir() + "sparcoll-no-such-file.json";
   cfg = configWith(missing.c_str());
-  EXPECT_EQ(initError(&cfg), "invalid argument: tuning file '" + missing + "': cannot be read (No such file or directory)");
+  EXPECT_EQ(initError(&cfg),
+            "invalid argument: tuning file '" + missing + "': cannot be read (No such file or directory)");
   const std::string dir = testing::TempDir();
   cfg = configWith(dir.c_str());
   EXPECT_EQ(initError(&cfg), "invalid argument: tuning file '" + dir + "': cannot be read (not a regular file)");
@@ -294,11 +299,13 @@ TEST(TuningFile, DeepOrHugeFilesAreRefusedNamingTheFile) {
   ScopedEnv noEnv("SPARCOLL_TUNING_FILE", nullptr);
   const std::string deep(1 << 20, '[');  // 1 MiB of '['
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(parseError(deep), "tuning file 't.json': arrays and objects nested more than 64 deep "
-                              "(a tuning file nests 4)");
+  EXPECT_EQ(parseError(deep),
+            "tuning file 't.json': arrays and objects nested more than 64 deep "
+            "(a tuning file nests 4)");
   // 64 levels still parse (and fail on what they hold).
-  EXPECT_EQ(parseError(std::string(64, '[') + std::string(64, ']')), "tuning file 't.json': "
-                                                                      "the document is an array, expected an object");
+  EXPECT_EQ(parseError(std::string(64, '[') + std::string(64, ']')),
+            "tuning file 't.json': "
+            "the document is an array, expected an object");
   const std::string deepFile = writeTuning(deep);
   scConfig_t cfg = configWith(deepFile.c_str());
   EXPECT_EQ(initError(&cfg), "invalid argument: tuning file '" + deepFile +
@@ -311,7 +318,8 @@ TEST(TuningFile, DeepOrHugeFilesAreRefusedNamingTheFile) {
   cfg = configWith(huge.c_str());
   EXPECT_EQ(initError(&cfg), "invalid argument: tuning file '" + huge + "': " + tooLarge);
   ScopedEnv env("SPARCOLL_TUNING_FILE", huge.c_str());
-  EXPECT_EQ(initError(nullptr), "invalid argument: tuning file '" + huge + "' (from SPARCOLL_TUNING_FILE): " + tooLarge);
+  EXPECT_EQ(initError(nullptr),
+            "invalid argument: tuning file '" + huge + "' (from SPARCOLL_TUNING_FILE): " + tooLarge);
   std::filesystem::resize_file(huge, 16u << 20);  // at the limit: read, and refused as JSON only
   EXPECT_EQ(initError(nullptr).find(tooLarge), std::string::npos) << initError(nullptr);
 }

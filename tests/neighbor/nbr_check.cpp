@@ -62,8 +62,8 @@ bool checkCall(scComm_t comm, scTopology_t topo, const Graph& g, int rank, const
   mem.toMem(send, x.send.data(), x.send.size());
   mem.toMem(recv, poison.data(), poison.size());
   const size_t sendcount = x.send.size() / esz;
-  const scResult_t r = c.v ? scNeighborAllGatherV(send, sendcount, recv, x.counts.data(), x.displs.data(), c.dt,
-                                                  c.algo, topo, mem.stream)
+  const scResult_t r = c.v ? scNeighborAllGatherV(send, sendcount, recv, x.counts.data(), x.displs.data(), c.dt, c.algo,
+                                                  topo, mem.stream)
                            : scNeighborAllGather(send, sendcount, recv, c.dt, c.algo, topo, mem.stream);
   bool ok = r == scSuccess;
   EXPECT_EQ(r, scSuccess) << g.name << ", " << c.label() << ", rank " << rank << ": " << scGetLastError(comm);

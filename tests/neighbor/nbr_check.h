@@ -54,7 +54,6 @@ struct Memory {
 scTopology_t makeTopology(scComm_t comm, const Graph& g, int rank);
 // One checked call; false when the call itself failed (peers may then wait
 // for this rank until their deadline, so stop issuing calls).
-bool checkCall(scComm_t comm, scTopology_t topo, const Graph& g, int rank, const Case& c,
-               const Memory& mem = Memory{});
+bool checkCall(scComm_t comm, scTopology_t topo, const Graph& g, int rank, const Case& c, const Memory& mem = Memory{});
 
 }  // namespace ntest

@@ -42,11 +42,11 @@ Traffic fromStats(const scStats_t& s);
 // What the formulas need besides the graph.
 struct World {
   const Graph& g;
-  std::vector<int> node;                 // node of every rank
-  std::vector<std::vector<int>> group;   // every rank's friend group, in its order
-  std::vector<size_t> elems;             // every rank's block, in elements
+  std::vector<int> node;                // node of every rank
+  std::vector<std::vector<int>> group;  // every rank's friend group, in its order
+  std::vector<size_t> elems;            // every rank's block, in elements
   size_t esz;
-  bool v;                                // allgatherv (combining's size words)
+  bool v;  // allgatherv (combining's size words)
 };
 
 Traffic naiveTraffic(const World& w, int r);

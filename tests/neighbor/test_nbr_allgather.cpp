@@ -15,24 +15,27 @@ class NbrGrid : public testing::TestWithParam<int> {};
 // Runs `cases` on every graph, every algorithm, each graph's topology created once.
 void runGrid(int P, const std::vector<Graph>& graphs, const std::vector<Case>& cases) {
   const scConfig_t cfg = dtest::config(60);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    for (const Graph& g : graphs) {
-      scTopology_t topo = makeTopology(comm, g, rank);
-      if (!topo) return;
-      bool ok = true;
-      for (scNbrAlgo_t a : kAllAlgos)
-        for (Case c : cases) {
-          c.algo = a;
-          if (ok) ok = checkCall(comm, topo, g, rank, c);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        for (const Graph& g : graphs) {
+          scTopology_t topo = makeTopology(comm, g, rank);
+          if (!topo) return;
+          bool ok = true;
+          for (scNbrAlgo_t a : kAllAlgos)
+            for (Case c : cases) {
+              c.algo = a;
+              if (ok) ok = checkCall(comm, topo, g, rank, c);
+            }
+          EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
+          if (!ok) return;
         }
-      EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
-      if (!ok) return;
-    }
-  }, &cfg);
+      },
+      &cfg);
 }
 
 const std::vector<Case> kSmallCases = {
-    {scNbrAuto, scInt8, 1, false, 1},     {scNbrAuto, scFloat32, 5, true, 2},  {scNbrAuto, scFloat64, 0, false, 3},
+    {scNbrAuto, scInt8, 1, false, 1},      {scNbrAuto, scFloat32, 5, true, 2}, {scNbrAuto, scFloat64, 0, false, 3},
     {scNbrAuto, scBfloat16, 33, false, 4}, {scNbrAuto, scUint32, 0, true, 5},
 };
 
@@ -97,37 +100,40 @@ TEST_P(NbrGrid, RepeatedBuffers) {
   const int P = GetParam();
   DT_SKIP_UNLESS_RUNS(P);
   const scConfig_t cfg = dtest::config(60);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    std::vector<char> arena[2] = {std::vector<char>(1 << 16), std::vector<char>(1 << 16)};
-    bool swap = false;
-    int next = 0;  // checkCall allocates send, then recv
-    Memory mem;
-    mem.alloc = [&](size_t n) -> void* {
-      EXPECT_LE(n, arena[0].size());
-      return arena[(next++ + int(swap)) % 2].data();
-    };
-    mem.release = [](void*) {};
-    for (const Graph& g : {erdosRenyi(P, 0.3, 7), multiEdges(P, 9)}) {
-      scTopology_t topo = makeTopology(comm, g, rank);
-      if (!topo) return;
-      const Case steps[] = {
-          {scNbrNaive, scInt32, 3, false, 1},   {scNbrNaive, scInt32, 3, false, 1},    // the same call again
-          {scNbrNaive, scInt32, 3, false, 2},   {scNbrNaive, scInt32, 5, false, 3},    // new content; count
-          {scNbrNaive, scFloat64, 5, false, 4}, {scNbrNaive, scInt32, 5, true, 5},     // type; allgatherv
-          {scNbrNaive, scInt32, 5, false, 6},   {scNbrNative, scInt32, 5, false, 7},   // back; native
-          {scNbrAuto, scInt32, 5, false, 8},    {scNbrCombining, scInt32, 5, false, 9},
-          {scNbrNaive, scUint8, 20, false, 10}, {scNbrNaive, scUint8, 20, false, 10},
-      };
-      bool ok = true;
-      for (int pass = 0; pass < 2 && ok; ++pass) {
-        swap = pass == 1;  // the second pass: send and recv trade buffers
-        for (const Case& c : steps)
-          if (ok) ok = checkCall(comm, topo, g, rank, c, mem);
-      }
-      EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
-      if (!ok) return;
-    }
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        std::vector<char> arena[2] = {std::vector<char>(1 << 16), std::vector<char>(1 << 16)};
+        bool swap = false;
+        int next = 0;  // checkCall allocates send, then recv
+        Memory mem;
+        mem.alloc = [&](size_t n) -> void* {
+          EXPECT_LE(n, arena[0].size());
+          return arena[(next++ + int(swap)) % 2].data();
+        };
+        mem.release = [](void*) {};
+        for (const Graph& g : {erdosRenyi(P, 0.3, 7), multiEdges(P, 9)}) {
+          scTopology_t topo = makeTopology(comm, g, rank);
+          if (!topo) return;
+          const Case steps[] = {
+              {scNbrNaive, scInt32, 3, false, 1},   {scNbrNaive, scInt32, 3, false, 1},   // the same call again
+              {scNbrNaive, scInt32, 3, false, 2},   {scNbrNaive, scInt32, 5, false, 3},   // new content; count
+              {scNbrNaive, scFloat64, 5, false, 4}, {scNbrNaive, scInt32, 5, true, 5},    // type; allgatherv
+              {scNbrNaive, scInt32, 5, false, 6},   {scNbrNative, scInt32, 5, false, 7},  // back; native
+              {scNbrAuto, scInt32, 5, false, 8},    {scNbrCombining, scInt32, 5, false, 9},
+              {scNbrNaive, scUint8, 20, false, 10}, {scNbrNaive, scUint8, 20, false, 10},
+          };
+          bool ok = true;
+          for (int pass = 0; pass < 2 && ok; ++pass) {
+            swap = pass == 1;  // the second pass: send and recv trade buffers
+            for (const Case& c : steps)
+              if (ok) ok = checkCall(comm, topo, g, rank, c, mem);
+          }
+          EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
+          if (!ok) return;
+        }
+      },
+      &cfg);
 }
 
 INSTANTIATE_TEST_SUITE_P(Neighbor, NbrGrid, testing::Range(1, 10),

@@ -21,20 +21,24 @@ using dtest::failedWith;
 void expectCreateFails(int P, const std::vector<std::vector<int>>& src, const std::vector<std::vector<int>>& dst,
                        const std::string& needle, int nullTopoRank = -1, int nullArrayRank = -1) {
   const scConfig_t cfg = dtest::config(30);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    const auto& s = src[size_t(rank)];
-    const auto& d = dst[size_t(rank)];
-    scTopology_t topo = reinterpret_cast<scTopology_t>(uintptr_t(1));
-    const bool nullArrays = rank == nullArrayRank;
-    const scResult_t r = scTopologyCreate(rank == nullTopoRank ? nullptr : &topo, comm, int(s.size()),
-                                          nullArrays ? nullptr : s.data(), int(d.size()), nullArrays ? nullptr : d.data());
-    EXPECT_TRUE(failedWith(r, scInvalidArgument, comm, needle)) << "rank " << rank;
-    if (rank != nullTopoRank) EXPECT_EQ(topo, nullptr) << "a failed creation left a handle";
-    const Graph g = star(P);
-    scTopology_t ok = makeTopology(comm, g, rank);
-    if (ok) EXPECT_TRUE(checkCall(comm, ok, g, rank, {scNbrAuto, scInt32, 3, false, 1}));
-    if (ok) EXPECT_EQ(scTopologyDestroy(ok), scSuccess);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        const auto& s = src[size_t(rank)];
+        const auto& d = dst[size_t(rank)];
+        scTopology_t topo = reinterpret_cast<scTopology_t>(uintptr_t(1));
+        const bool nullArrays = rank == nullArrayRank;
+        const scResult_t r =
+            scTopologyCreate(rank == nullTopoRank ? nullptr : &topo, comm, int(s.size()),
+                             nullArrays ? nullptr : s.data(), int(d.size()), nullArrays ? nullptr : d.data());
+        EXPECT_TRUE(failedWith(r, scInvalidArgument, comm, needle)) << "rank " << rank;
+        if (rank != nullTopoRank) EXPECT_EQ(topo, nullptr) << "a failed creation left a handle";
+        const Graph g = star(P);
+        scTopology_t ok = makeTopology(comm, g, rank);
+        if (ok) EXPECT_TRUE(checkCall(comm, ok, g, rank, {scNbrAuto, scInt32, 3, false, 1}));
+        if (ok) EXPECT_EQ(scTopologyDestroy(ok), scSuccess);
+      },
+      &cfg);
 }
 
 std::vector<std::vector<int>> none(int P) { return std::vector<std::vector<int>>(size_t(P)); }
@@ -74,15 +78,18 @@ TEST(NeighborErrors, RankOutOfRange) {
 TEST(NeighborErrors, NegativeDegreeNullArraysNullHandle) {
   const int P = dtest::anyP(3);
   const scConfig_t cfg = dtest::config(30);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    scTopology_t t = nullptr;
-    const int one = 0;
-    // Rank 0 alone passes a negative degree: everyone fails, naming rank 0.
-    EXPECT_TRUE(failedWith(scTopologyCreate(&t, comm, rank == 0 ? -1 : 0, &one, 0, nullptr), scInvalidArgument,
-                           comm, "rank 0: indegree is -1"));
-    EXPECT_TRUE(failedWith(scTopologyCreate(&t, comm, 0, nullptr, rank == P - 1 ? -5 : 0, nullptr),
-                           scInvalidArgument, comm, "outdegree is -5"));
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        scTopology_t t = nullptr;
+        const int one = 0;
+        // Rank 0 alone passes a negative degree: everyone fails, naming rank 0.
+        EXPECT_TRUE(failedWith(scTopologyCreate(&t, comm, rank == 0 ? -1 : 0, &one, 0, nullptr), scInvalidArgument,
+                               comm, "rank 0: indegree is -1"));
+        EXPECT_TRUE(failedWith(scTopologyCreate(&t, comm, 0, nullptr, rank == P - 1 ? -5 : 0, nullptr),
+                               scInvalidArgument, comm, "outdegree is -5"));
+      },
+      &cfg);
   auto src = none(P), dst = none(P);
   for (int r = 0; r < P; ++r) {  // a ring, so that every rank has degree 1
     dst[size_t(r)] = {(r + 1) % P};
@@ -98,21 +105,24 @@ TEST(NeighborErrors, MalformedKnobs) {
                              std::pair{"SPARCOLL_NBR_THETA", "-2"}}) {
     dtest::ScopedEnv env(name, value);
     const scConfig_t cfg = dtest::config(30);
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const Graph g = star(P);
-      scTopology_t t = nullptr;
-      const auto& s = g.src[size_t(rank)];
-      const auto& d = g.dst[size_t(rank)];
-      EXPECT_TRUE(failedWith(scTopologyCreate(&t, comm, int(s.size()), s.data(), int(d.size()), d.data()),
-                             scInvalidArgument, comm, name));
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const Graph g = star(P);
+          scTopology_t t = nullptr;
+          const auto& s = g.src[size_t(rank)];
+          const auto& d = g.dst[size_t(rank)];
+          EXPECT_TRUE(failedWith(scTopologyCreate(&t, comm, int(s.size()), s.data(), int(d.size()), d.data()),
+                                 scInvalidArgument, comm, name));
+        },
+        &cfg);
   }
 }
 
 TEST(NeighborErrors, NullCommunicator) {
   scTopology_t t = nullptr;
-  EXPECT_TRUE(failedWith(scTopologyCreate(&t, nullptr, 0, nullptr, 0, nullptr), scInvalidArgument, nullptr,
-                         "communicator"));
+  EXPECT_TRUE(
+      failedWith(scTopologyCreate(&t, nullptr, 0, nullptr, 0, nullptr), scInvalidArgument, nullptr, "communicator"));
 }
 
 TEST(NeighborErrors, UseAfterDestroy) {
@@ -148,12 +158,15 @@ void onMultiEdges(const OnGraph& body) {
   const int P = dtest::anyP(3);
   const Graph g = multiEdges(P, 2);
   const scConfig_t cfg = dtest::config(30);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    scTopology_t t = makeTopology(comm, g, rank);
-    if (!t) return;
-    body(comm, rank, g, t, g.src[size_t(rank)].size());
-    EXPECT_EQ(scTopologyDestroy(t), scSuccess);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        scTopology_t t = makeTopology(comm, g, rank);
+        if (!t) return;
+        body(comm, rank, g, t, g.src[size_t(rank)].size());
+        EXPECT_EQ(scTopologyDestroy(t), scSuccess);
+      },
+      &cfg);
 }
 
 // The checks of a call that repeats the last good call's buffers are skipped
@@ -182,8 +195,8 @@ TEST(NeighborErrors, BadCallAfterAGoodOneWithTheSameBuffers) {
     // barrier or the abort fails), and the same call is refused.
     scBarrier(comm, nullptr);
     scCommAbort(comm);
-    EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, y.data(), scInt32, scNbrNaive, t, nullptr),
-                           scInvalidUsage, comm, "aborted"));
+    EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, y.data(), scInt32, scNbrNaive, t, nullptr), scInvalidUsage,
+                           comm, "aborted"));
   });
 }
 
@@ -198,30 +211,30 @@ TEST(NeighborErrors, BadCallArguments) {
       SCOPED_TRACE(algoStr(a));
       EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, y.data(), scDataType_t(scNumTypes), a, t, nullptr),
                              scInvalidArgument, comm, "data type"));
-      EXPECT_TRUE(failedWith(scNeighborAllGather(nullptr, 2, y.data(), scInt32, a, t, nullptr), scInvalidArgument,
-                             comm, "send is NULL"));
+      EXPECT_TRUE(failedWith(scNeighborAllGather(nullptr, 2, y.data(), scInt32, a, t, nullptr), scInvalidArgument, comm,
+                             "send is NULL"));
       if (in)
         EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, nullptr, scInt32, a, t, nullptr), scInvalidArgument,
                                comm, "recv is NULL"));
       int notAStream = 0;
-      EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, y.data(), scInt32, a, t, &notAStream),
-                             scInvalidArgument, comm, "stream"));
+      EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), 2, y.data(), scInt32, a, t, &notAStream), scInvalidArgument,
+                             comm, "stream"));
       EXPECT_TRUE(failedWith(scNeighborAllGather(x.data(), SIZE_MAX / 2, y.data(), scInt32, a, t, nullptr),
                              scInvalidArgument, comm, "sendcount"));
       if (in) {
-        EXPECT_TRUE(failedWith(scNeighborAllGatherV(x.data(), 2, y.data(), nullptr, displs.data(), scInt32, a, t,
-                                                    nullptr),
-                               scInvalidArgument, comm, "recvcounts"));
+        EXPECT_TRUE(
+            failedWith(scNeighborAllGatherV(x.data(), 2, y.data(), nullptr, displs.data(), scInt32, a, t, nullptr),
+                       scInvalidArgument, comm, "recvcounts"));
         std::vector<size_t> over = displs;
         over[0] = 1;  // block 0 overlaps block 1 (or the end of a single block moves: no overlap)
         if (in > 1)
-          EXPECT_TRUE(failedWith(scNeighborAllGatherV(x.data(), 2, y.data(), counts.data(), over.data(), scInt32, a,
-                                                      t, nullptr),
+          EXPECT_TRUE(failedWith(scNeighborAllGatherV(x.data(), 2, y.data(), counts.data(), over.data(), scInt32, a, t,
+                                                      nullptr),
                                  scInvalidArgument, comm, "overlap"));
         over[0] = SIZE_MAX;
-        EXPECT_TRUE(failedWith(scNeighborAllGatherV(x.data(), 2, y.data(), counts.data(), over.data(), scInt32, a, t,
-                                                    nullptr),
-                               scInvalidArgument, comm, "overflows"));
+        EXPECT_TRUE(
+            failedWith(scNeighborAllGatherV(x.data(), 2, y.data(), counts.data(), over.data(), scInt32, a, t, nullptr),
+                       scInvalidArgument, comm, "overflows"));
       }
     }
     for (int bad : {-1, int(scNumNbrAlgos)})
@@ -229,7 +242,8 @@ TEST(NeighborErrors, BadCallArguments) {
                              scInvalidArgument, comm, "algorithm"));
     EXPECT_TRUE(failedWith(scNeighborAlgoFor(t, 8, nullptr), scInvalidArgument, comm, "algo"));
     // Zero counts need no buffers.
-    EXPECT_EQ(scNeighborAllGather(nullptr, 0, nullptr, scInt32, scNbrAuto, t, nullptr), scSuccess) << scGetLastError(comm);
+    EXPECT_EQ(scNeighborAllGather(nullptr, 0, nullptr, scInt32, scNbrAuto, t, nullptr), scSuccess)
+        << scGetLastError(comm);
     EXPECT_TRUE(checkCall(comm, t, g, rank, {scNbrCombining, scInt8, 4, true, 3})) << "the topology stopped working";
   });
 }

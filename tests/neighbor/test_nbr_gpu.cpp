@@ -36,19 +36,20 @@ void deviceGrid(int P) {
   std::vector<int> devices(size_t(P), 0);
   if (sctest::mode() == sctest::Mode::Mpi) cfg.transport = scTransportNccl;
   sctest::run(P, gputest::guarded([&](scComm_t comm, int rank) {
-    int device = 0;
-    ASSERT_EQ(scCommDevice(comm, &device), scSuccess) << scGetLastError(comm);
-    gputest::Stream stream(device);
-    const Memory mem = deviceMemory(device, stream.get());
-    for (const Graph& g : catalogue(P)) {
-      scTopology_t topo = makeTopology(comm, g, rank);
-      if (!topo) return;
-      for (scNbrAlgo_t a : kAllAlgos)
-        for (bool v : {false, true})
-          if (!checkCall(comm, topo, g, rank, {a, scBfloat16, 1000, v, 5}, mem)) return;
-      EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
-    }
-  }), &cfg, sctest::mode() == sctest::Mode::Local ? devices.data() : nullptr);
+                int device = 0;
+                ASSERT_EQ(scCommDevice(comm, &device), scSuccess) << scGetLastError(comm);
+                gputest::Stream stream(device);
+                const Memory mem = deviceMemory(device, stream.get());
+                for (const Graph& g : catalogue(P)) {
+                  scTopology_t topo = makeTopology(comm, g, rank);
+                  if (!topo) return;
+                  for (scNbrAlgo_t a : kAllAlgos)
+                    for (bool v : {false, true})
+                      if (!checkCall(comm, topo, g, rank, {a, scBfloat16, 1000, v, 5}, mem)) return;
+                  EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
+                }
+              }),
+              &cfg, sctest::mode() == sctest::Mode::Local ? devices.data() : nullptr);
 }
 
 TEST(NeighborGpu, DeviceBuffers) {
@@ -74,14 +75,16 @@ TEST(NeighborGpu, HostPointerRejected) {
   const scConfig_t cfg = dtest::config(60);
   const Graph g = star(P);
   sctest::run(P, gputest::guarded([&](scComm_t comm, int rank) {
-    scTopology_t topo = makeTopology(comm, g, rank);
-    if (!topo) return;
-    std::vector<int> host(16);
-    gputest::DevBuf dev(64);
-    EXPECT_TRUE(dtest::failedWith(scNeighborAllGather(host.data(), 1, dev.get(), scInt32, scNbrNaive, topo, nullptr),
-                                  scInvalidArgument, comm, "send"));
-    EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
-  }), &cfg, devices);
+                scTopology_t topo = makeTopology(comm, g, rank);
+                if (!topo) return;
+                std::vector<int> host(16);
+                gputest::DevBuf dev(64);
+                EXPECT_TRUE(dtest::failedWith(scNeighborAllGather(host.data(), 1, dev.get(), scInt32, scNbrNaive, topo,
+                                                                  nullptr),
+                                              scInvalidArgument, comm, "send"));
+                EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
+              }),
+              &cfg, devices);
 }
 
 }  // namespace

@@ -46,27 +46,31 @@ TEST(NeighborMpiOracle, EveryGraphEveryAlgorithm) {
   const scConfig_t cfg = dtest::config(60);
   for (const char* rpn : {"1", "3"}) {
     dtest::ScopedEnv env("SPARCOLL_RANKS_PER_NODE", rpn);
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      for (const Graph& g : catalogue(P)) {
-        scTopology_t topo = makeTopology(comm, g, rank);
-        if (!topo) return;
-        for (scNbrAlgo_t a : kAllAlgos)
-          for (bool v : {false, true}) {
-            const Case c{a, scFloat16, 9, v, 77};
-            const Expected x = reference(g, rank, c);
-            const dtest::Bytes want = mpiAnswer(g, rank, c, x);
-            EXPECT_TRUE(want == x.recv) << g.name << ": MPI_Neighbor_allgatherv disagrees with the sequential reference";
-            dtest::Bytes got(x.recv.size(), kPoison);
-            const size_t n = x.send.size() / dtest::elemSize(c.dt);
-            const scResult_t r = v ? scNeighborAllGatherV(x.send.data(), n, got.data(), x.counts.data(),
-                                                          x.displs.data(), c.dt, a, topo, nullptr)
-                                   : scNeighborAllGather(x.send.data(), n, got.data(), c.dt, a, topo, nullptr);
-            ASSERT_EQ(r, scSuccess) << scGetLastError(comm);
-            EXPECT_TRUE(got == want) << g.name << ", " << c.label() << ", rank " << rank << ": differs from MPI's";
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          for (const Graph& g : catalogue(P)) {
+            scTopology_t topo = makeTopology(comm, g, rank);
+            if (!topo) return;
+            for (scNbrAlgo_t a : kAllAlgos)
+              for (bool v : {false, true}) {
+                const Case c{a, scFloat16, 9, v, 77};
+                const Expected x = reference(g, rank, c);
+                const dtest::Bytes want = mpiAnswer(g, rank, c, x);
+                EXPECT_TRUE(want == x.recv)
+                    << g.name << ": MPI_Neighbor_allgatherv disagrees with the sequential reference";
+                dtest::Bytes got(x.recv.size(), kPoison);
+                const size_t n = x.send.size() / dtest::elemSize(c.dt);
+                const scResult_t r = v ? scNeighborAllGatherV(x.send.data(), n, got.data(), x.counts.data(),
+                                                              x.displs.data(), c.dt, a, topo, nullptr)
+                                       : scNeighborAllGather(x.send.data(), n, got.data(), c.dt, a, topo, nullptr);
+                ASSERT_EQ(r, scSuccess) << scGetLastError(comm);
+                EXPECT_TRUE(got == want) << g.name << ", " << c.label() << ", rank " << rank << ": differs from MPI's";
+              }
+            EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
           }
-        EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
-      }
-    }, &cfg);
+        },
+        &cfg);
   }
 #endif
 }

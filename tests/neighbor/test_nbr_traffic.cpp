@@ -38,9 +38,9 @@ class Records {
 #ifdef SPARCOLL_TEST_MPI
     const size_t n = Record::words();
     std::vector<uint64_t> flat(n * all_.size());
-    MPI_Allgather(all_[size_t(rank)].w.data(), int(n), MPI_UINT64_T, flat.data(), int(n), MPI_UINT64_T,
-                  MPI_COMM_WORLD);
-    for (size_t r = 0; r < all_.size(); ++r) all_[r].w.assign(flat.begin() + long(r * n), flat.begin() + long((r + 1) * n));
+    MPI_Allgather(all_[size_t(rank)].w.data(), int(n), MPI_UINT64_T, flat.data(), int(n), MPI_UINT64_T, MPI_COMM_WORLD);
+    for (size_t r = 0; r < all_.size(); ++r)
+      all_[r].w.assign(flat.begin() + long(r * n), flat.begin() + long((r + 1) * n));
 #else
     (void)rank;
 #endif
@@ -85,10 +85,11 @@ void verify(const Graph& g, Records& recs, int rpn, int rank) {
   const std::vector<uint64_t>& me = recs.of(rank).w;
   const std::vector<int>& G = group[size_t(rank)];
   ASSERT_LE(G.size(), std::max<size_t>(1, me[0])) << g.name << ": group larger than k on rank " << rank;
-  for (int m : G) EXPECT_EQ(group[size_t(m)], G) << g.name << ": rank " << m << " disagrees on rank " << rank << "'s group";
+  for (int m : G)
+    EXPECT_EQ(group[size_t(m)], G) << g.name << ": rank " << m << " disagrees on rank " << rank << "'s group";
   if (G.size() > 1)
-    EXPECT_GT(commonNeighbours(g, G).size(), me[1]) << g.name << ": the group of rank " << rank
-                                                    << " shares no more than theta out-neighbours";
+    EXPECT_GT(commonNeighbours(g, G).size(), me[1])
+        << g.name << ": the group of rank " << rank << " shares no more than theta out-neighbours";
   World w{g, std::vector<int>(size_t(P)), group, {}, 4, false};
   for (int r = 0; r < P; ++r) w.node[size_t(r)] = r - r % rpn;
   size_t at = 3 + kMaxK;
@@ -108,7 +109,8 @@ void verify(const Graph& g, Records& recs, int rpn, int rank) {
         case scNbrHierarchical: want = hierarchicalTraffic(w, rank); break;
         default: break;  // native: nothing counted
       }
-      EXPECT_EQ(got, want) << g.name << ", " << algoStr(a) << (a == scNbrAuto ? std::string(" -> ") + algoStr(chose) : "")
+      EXPECT_EQ(got, want) << g.name << ", " << algoStr(a)
+                           << (a == scNbrAuto ? std::string(" -> ") + algoStr(chose) : "")
                            << (v ? " allgatherv" : " allgather") << ", " << rpn << " ranks per node, rank " << rank
                            << ": measured " << got.str() << ", formula " << want.str();
     }
@@ -125,14 +127,17 @@ TEST_P(NbrTraffic, MatchesFormulas) {
     dtest::ScopedEnv env("SPARCOLL_RANKS_PER_NODE", std::to_string(rpn).c_str());
     for (const Graph& g : catalogue(P)) {
       Records recs(P);
-      sctest::run(P, [&](scComm_t comm, int rank) {
-        scTopology_t topo = makeTopology(comm, g, rank);
-        if (!topo) return;
-        measure(comm, topo, g, rank, recs.of(rank));
-        EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
-        recs.share(rank);
-        if (sctest::mode() == sctest::Mode::Mpi) verify(g, recs, rpn, rank);
-      }, &cfg);
+      sctest::run(
+          P,
+          [&](scComm_t comm, int rank) {
+            scTopology_t topo = makeTopology(comm, g, rank);
+            if (!topo) return;
+            measure(comm, topo, g, rank, recs.of(rank));
+            EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
+            recs.share(rank);
+            if (sctest::mode() == sctest::Mode::Mpi) verify(g, recs, rpn, rank);
+          },
+          &cfg);
       if (sctest::mode() == sctest::Mode::Local)
         for (int r = 0; r < P; ++r) verify(g, recs, rpn, r);
       if (HasFailure()) return;
@@ -152,24 +157,27 @@ TEST_P(NbrTraffic, HeadlineRatios) {
   const scConfig_t cfg = dtest::config(60);
   dtest::ScopedEnv env("SPARCOLL_RANKS_PER_NODE", "4");
   const Graph g = moore(P, 2, 2, false);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    scTopology_t topo = makeTopology(comm, g, rank);
-    if (!topo) return;
-    auto traffic = [&](scNbrAlgo_t a, size_t n) {
-      scStats_t st{};
-      EXPECT_EQ(scCommResetStats(comm), scSuccess);
-      EXPECT_TRUE(checkCall(comm, topo, g, rank, {a, scUint8, n, false, 3}));
-      EXPECT_EQ(scCommGetStats(comm, &st), scSuccess);
-      return st;
-    };
-    const scStats_t naive = traffic(scNbrNaive, 65536), hier = traffic(scNbrHierarchical, 65536);
-    EXPECT_GE(double(naive.interNodeBytesSent), 2.0 * double(hier.interNodeBytesSent))
-        << g.name << ": hierarchical does not halve the inter-node bytes of rank " << rank;
-    const scStats_t naiveSmall = traffic(scNbrNaive, 8), comb = traffic(scNbrCombining, 8);
-    EXPECT_GE(double(naiveSmall.msgsSent), 1.5 * double(comb.msgsSent))
-        << g.name << ": combining does not send 1.5x fewer messages than naive on rank " << rank;
-    EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        scTopology_t topo = makeTopology(comm, g, rank);
+        if (!topo) return;
+        auto traffic = [&](scNbrAlgo_t a, size_t n) {
+          scStats_t st{};
+          EXPECT_EQ(scCommResetStats(comm), scSuccess);
+          EXPECT_TRUE(checkCall(comm, topo, g, rank, {a, scUint8, n, false, 3}));
+          EXPECT_EQ(scCommGetStats(comm, &st), scSuccess);
+          return st;
+        };
+        const scStats_t naive = traffic(scNbrNaive, 65536), hier = traffic(scNbrHierarchical, 65536);
+        EXPECT_GE(double(naive.interNodeBytesSent), 2.0 * double(hier.interNodeBytesSent))
+            << g.name << ": hierarchical does not halve the inter-node bytes of rank " << rank;
+        const scStats_t naiveSmall = traffic(scNbrNaive, 8), comb = traffic(scNbrCombining, 8);
+        EXPECT_GE(double(naiveSmall.msgsSent), 1.5 * double(comb.msgsSent))
+            << g.name << ": combining does not send 1.5x fewer messages than naive on rank " << rank;
+        EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
+      },
+      &cfg);
 }
 
 INSTANTIATE_TEST_SUITE_P(Neighbor, NbrTraffic, testing::Range(1, 10),

@@ -98,8 +98,10 @@ int main(int argc, char** argv) {
   double worst = 0;
   MPI_Allreduce(&took, &worst, 1, MPI_DOUBLE, MPI_MAX, survivors);
   if (rank == 0 && !anyBad)
-    std::printf("killed_rank: PASS (%s): %d survivors failed within %.2f s (deadline %.1f s), destroyed their "
-                "communicator and went on\n", during ? "during a call" : "between calls", P - 1, worst, kDeadline);
+    std::printf(
+        "killed_rank: PASS (%s): %d survivors failed within %.2f s (deadline %.1f s), destroyed their "
+        "communicator and went on\n",
+        during ? "during a call" : "between calls", P - 1, worst, kDeadline);
   std::fflush(stdout);
   MPI_Comm_free(&survivors);
   // MPI_Finalize would wait for the dead rank; the result is in.

@@ -49,15 +49,20 @@ std::vector<Call> everyCall() {
   static float val[1] = {1}, dense[4];
   static float g[16];
   return {
-      {"scAllReduce", [](const Objects& o) { return scAllReduce(buf, buf, 4, scFloat32, scSum, scAlgoAuto, o.comm, nullptr); }},
-      {"scReduceScatter", [](const Objects& o) { return scReduceScatter(buf, buf, 4, scFloat32, scSum, scAlgoAuto, o.comm, nullptr); }},
-      {"scAllGather", [](const Objects& o) { return scAllGather(buf, buf, 4, scFloat32, scAlgoAuto, o.comm, nullptr); }},
+      {"scAllReduce",
+       [](const Objects& o) { return scAllReduce(buf, buf, 4, scFloat32, scSum, scAlgoAuto, o.comm, nullptr); }},
+      {"scReduceScatter",
+       [](const Objects& o) { return scReduceScatter(buf, buf, 4, scFloat32, scSum, scAlgoAuto, o.comm, nullptr); }},
+      {"scAllGather",
+       [](const Objects& o) { return scAllGather(buf, buf, 4, scFloat32, scAlgoAuto, o.comm, nullptr); }},
       {"scBroadcast", [](const Objects& o) { return scBroadcast(buf, 4, scFloat32, 0, scAlgoAuto, o.comm, nullptr); }},
       {"scBarrier", [](const Objects& o) { return scBarrier(o.comm, nullptr); }},
-      {"scSparseAllReduce", [](const Objects& o) {
+      {"scSparseAllReduce",
+       [](const Objects& o) {
          return scSparseAllReduce(idx, val, 1, 4, scIndexU32, scFloat32, scSum, scSparseAuto, dense, o.comm, nullptr);
        }},
-      {"scSparseAllReduceToSparse", [](const Objects& o) {
+      {"scSparseAllReduceToSparse",
+       [](const Objects& o) {
          scSparseResult_t res = nullptr;
          scResult_t r = scSparseResultCreate(o.comm, &res);
          if (r != scSuccess) return r;
@@ -66,68 +71,121 @@ std::vector<Call> everyCall() {
          scSparseResultDestroy(res);
          return r;
        }},
-      {"scDsop", [](const Objects& o) { return scDsop(buf, 4, buf + 4, 4, g, scFloat32, scDsopAuto, o.comm, nullptr); }},
-      {"scCommRank", [](const Objects& o) { int v; return scCommRank(o.comm, &v); }},
-      {"scCommSize", [](const Objects& o) { int v; return scCommSize(o.comm, &v); }},
-      {"scCommIsDevice", [](const Objects& o) { int v; return scCommIsDevice(o.comm, &v); }},
-      {"scCommDevice", [](const Objects& o) { int v; return scCommDevice(o.comm, &v); }},
-      {"scCommGetStats", [](const Objects& o) { scStats_t s; return scCommGetStats(o.comm, &s); }},
+      {"scDsop",
+       [](const Objects& o) { return scDsop(buf, 4, buf + 4, 4, g, scFloat32, scDsopAuto, o.comm, nullptr); }},
+      {"scCommRank",
+       [](const Objects& o) {
+         int v;
+         return scCommRank(o.comm, &v);
+       }},
+      {"scCommSize",
+       [](const Objects& o) {
+         int v;
+         return scCommSize(o.comm, &v);
+       }},
+      {"scCommIsDevice",
+       [](const Objects& o) {
+         int v;
+         return scCommIsDevice(o.comm, &v);
+       }},
+      {"scCommDevice",
+       [](const Objects& o) {
+         int v;
+         return scCommDevice(o.comm, &v);
+       }},
+      {"scCommGetStats",
+       [](const Objects& o) {
+         scStats_t s;
+         return scCommGetStats(o.comm, &s);
+       }},
       {"scCommResetStats", [](const Objects& o) { return scCommResetStats(o.comm); }},
-      {"scGetLastError", [](const Objects& o) {
+      {"scGetLastError",
+       [](const Objects& o) {
          // Read the whole text: a pointer into a freed communicator shows here.
          volatile size_t n = std::strlen(scGetLastError(o.comm));
          (void)n;
          return scSuccess;
        }},
-      {"scGetLastError(failed query)", [](const Objects& o) {
+      {"scGetLastError(failed query)",
+       [](const Objects& o) {
          const scResult_t r = scCommRank(o.comm, nullptr);  // scInvalidArgument, or refused
          volatile size_t n = std::strlen(scGetLastError(o.comm));
          (void)n;
          return r == scInvalidArgument ? scSuccess : r;
        }},
-      {"scAllReduceAlgoFor", [](const Objects& o) { scAlgo_t a; return scAllReduceAlgoFor(o.comm, 1 << 20, &a); }},
-      {"scEstimateTime", [](const Objects& o) {
+      {"scAllReduceAlgoFor",
+       [](const Objects& o) {
+         scAlgo_t a;
+         return scAllReduceAlgoFor(o.comm, 1 << 20, &a);
+       }},
+      {"scEstimateTime",
+       [](const Objects& o) {
          double s;
          return scEstimateTime(o.comm, scCollAllReduce, scAlgoAuto, 1000, scFloat32, 1, &s, nullptr);
        }},
-      {"scSparseAlgoFor", [](const Objects& o) {
+      {"scSparseAlgoFor",
+       [](const Objects& o) {
          size_t nnz = 1;
          scSparseAlgo_t a;
          return scSparseAlgoFor(o.comm, &nnz, 4, scIndexU32, scFloat32, nullptr, 1, &a);
        }},
-      {"scDsopAlgoFor", [](const Objects& o) { scDsopAlgo_t a; return scDsopAlgoFor(o.comm, 4, 4, scFloat32, &a); }},
-      {"scSparseResultCreate", [](const Objects& o) {
+      {"scDsopAlgoFor",
+       [](const Objects& o) {
+         scDsopAlgo_t a;
+         return scDsopAlgoFor(o.comm, 4, 4, scFloat32, &a);
+       }},
+      {"scSparseResultCreate",
+       [](const Objects& o) {
          scSparseResult_t res = nullptr;
          const scResult_t r = scSparseResultCreate(o.comm, &res);
          scSparseResultDestroy(res);
          return r;
        }},
       {"scCommAbort", [](const Objects& o) { return scCommAbort(o.comm); }},
-      {"scCommShrink", [](const Objects& o) {
+      {"scCommShrink",
+       [](const Objects& o) {
          scComm_t next = nullptr;
          const scResult_t r = scCommShrink(o.comm, nullptr, 0, &next);
          if (next) EXPECT_EQ(scCommDestroy(next), scSuccess) << scGetLastError(nullptr);
          return r;
        }},
-      {"scTopologyCreate", [](const Objects& o) {
+      {"scTopologyCreate",
+       [](const Objects& o) {
          const int self = 0;
          scTopology_t t = nullptr;
          const scResult_t r = scTopologyCreate(&t, o.comm, 1, &self, 1, &self);
          if (t) scTopologyDestroy(t);
          return r;
        }},
-      {"scNeighborAllGather", [](const Objects& o) {
-         return scNeighborAllGather(buf, 4, buf + 4, scFloat32, scNbrAuto, o.topo, nullptr);
-       }},
-      {"scNeighborAllGatherV", [](const Objects& o) {
+      {"scNeighborAllGather",
+       [](const Objects& o) { return scNeighborAllGather(buf, 4, buf + 4, scFloat32, scNbrAuto, o.topo, nullptr); }},
+      {"scNeighborAllGatherV",
+       [](const Objects& o) {
          const size_t counts[1] = {4}, displs[1] = {0};
          return scNeighborAllGatherV(buf, 4, buf + 4, counts, displs, scFloat32, scNbrAuto, o.topo, nullptr);
        }},
-      {"scTopologyDegrees", [](const Objects& o) { int i, j; return scTopologyDegrees(o.topo, &i, &j); }},
-      {"scTopologyFriendGroup", [](const Objects& o) { int k, th, n; return scTopologyFriendGroup(o.topo, &k, &th, &n, nullptr); }},
-      {"scTopologyCostTerms", [](const Objects& o) { scNbrCostTerms_t t; return scTopologyCostTerms(o.topo, scNbrNaive, &t); }},
-      {"scNeighborAlgoFor", [](const Objects& o) { scNbrAlgo_t a; return scNeighborAlgoFor(o.topo, 1024, &a); }},
-      {"scTopologyEstimateTime", [](const Objects& o) {
+      {"scTopologyDegrees",
+       [](const Objects& o) {
+         int i, j;
+         return scTopologyDegrees(o.topo, &i, &j);
+       }},
+      {"scTopologyFriendGroup",
+       [](const Objects& o) {
+         int k, th, n;
+         return scTopologyFriendGroup(o.topo, &k, &th, &n, nullptr);
+       }},
+      {"scTopologyCostTerms",
+       [](const Objects& o) {
+         scNbrCostTerms_t t;
+         return scTopologyCostTerms(o.topo, scNbrNaive, &t);
+       }},
+      {"scNeighborAlgoFor",
+       [](const Objects& o) {
+         scNbrAlgo_t a;
+         return scNeighborAlgoFor(o.topo, 1024, &a);
+       }},
+      {"scTopologyEstimateTime",
+       [](const Objects& o) {
          double s;
          return scTopologyEstimateTime(o.topo, 1024, scNbrAuto, &s, nullptr);
        }},

@@ -27,8 +27,7 @@ struct Call {
   int root = 0;  // broadcast
 };
 
-const char* const kAlgoNames[] = {"auto", "ring", "rabenseifner", "recdbl", "native", "binomial",
-                                  "scatter_allgather"};
+const char* const kAlgoNames[] = {"auto", "ring", "rabenseifner", "recdbl", "native", "binomial", "scatter_allgather"};
 static_assert(sizeof(kAlgoNames) / sizeof(kAlgoNames[0]) == scNumAlgos, "kAlgoNames follows scAlgo_t");
 
 std::string text(const Call& c) {
@@ -78,9 +77,7 @@ scResult_t issue(const Call& c, scComm_t comm, int P, int rank, std::vector<floa
     case Coll::ReduceScatter:
       return scReduceScatter(in.data(), out.data(), c.count, scFloat32, scSum, c.algo, comm, nullptr);
     case Coll::AllGather: return scAllGather(in.data(), out.data(), c.count, scFloat32, c.algo, comm, nullptr);
-    case Coll::Broadcast:
-      out = in;
-      return scBroadcast(out.data(), c.count, scFloat32, c.root, c.algo, comm, nullptr);
+    case Coll::Broadcast: out = in; return scBroadcast(out.data(), c.count, scFloat32, c.root, c.algo, comm, nullptr);
   }
   return scInternalError;
 }
@@ -89,9 +86,9 @@ scResult_t issue(const Call& c, scComm_t comm, int P, int rank, std::vector<floa
 std::string sigText(const Call& c) {
   static const char* n[] = {"scAllReduce", "scReduceScatter", "scAllGather", "scBroadcast"};
   const bool noOp = c.coll == Coll::AllGather || c.coll == Coll::Broadcast;
-  return std::string(n[int(c.coll)]) + "(count=" + std::to_string(c.count) + ", float" + (noOp ? "" : ", sum") +
-         ", " + kAlgoNames[c.algo] +
-         (c.coll == Coll::Broadcast ? ", root=" + std::to_string(c.root) : std::string()) + ") as call #1";
+  return std::string(n[int(c.coll)]) + "(count=" + std::to_string(c.count) + ", float" + (noOp ? "" : ", sum") + ", " +
+         kAlgoNames[c.algo] + (c.coll == Coll::Broadcast ? ", root=" + std::to_string(c.root) : std::string()) +
+         ") as call #1";
 }
 
 // The ranks 1..P-1 as the check names them.
@@ -112,37 +109,41 @@ void mismatch(int P, const Call& a, const Call& b, const Call& next, scCheck_t c
   scConfig_t cfg = sctest::testConfig();
   cfg.timeoutSeconds = kDeadline;
   cfg.check = check;
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    const Call& mine = rank == 0 ? a : b;
-    SCOPED_TRACE(text(a) + " on rank 0 against " + text(b) + " on the others; rank " + std::to_string(rank));
-    std::vector<float> out;
-    auto t0 = std::chrono::steady_clock::now();
-    scResult_t r = issue(mine, comm, P, rank, out);
-    EXPECT_LT(since(t0), kDeadline + 3) << "the mismatched call took far past its deadline";
-    // One line per rank and case, collected into bench/results/ ("what each rank returned").
-    std::printf("mismatch P=%d %s | rank0 %s | others %s | transport %s | rank %d returned %s\n", P,
-                checked ? "checked" : "unchecked", text(a).c_str(), text(b).c_str(), sctest::modeName(), rank,
-                scGetErrorString(r));
-    if (checked) {
-      ASSERT_EQ(r, scInvalidUsage) << scGetLastError(comm);
-      const std::string msg = scGetLastError(comm);
-      EXPECT_NE(msg.find("rank 0 called " + sigText(a)), std::string::npos) << msg;
-      EXPECT_NE(msg.find(rankList(P) + " called " + sigText(b)), std::string::npos) << msg;
-    } else if (r == scSuccess) {
-      EXPECT_EQ(out, expected(mine, P, rank)) << "scSuccess with wrong data in the mismatched call";
-    } else {
-      EXPECT_TRUE(r == scRemoteError || r == scTimeout || r == scInvalidUsage)
-          << scGetErrorString(r) << ": " << scGetLastError(comm);
-      const std::string msg = scGetLastError(comm);
-      EXPECT_NE(msg.find("rank"), std::string::npos) << "the error names no rank: " << msg;
-    }
-    t0 = std::chrono::steady_clock::now();
-    r = issue(next, comm, P, rank, out);
-    EXPECT_LT(since(t0), kDeadline + 3) << "the next call took far past its deadline";
-    if (r == scSuccess) EXPECT_EQ(out, expected(next, P, rank)) << "scSuccess with wrong data in the next call";
-    if (checked) EXPECT_EQ(r, scSuccess) << "a checked mismatch left the communicator unusable: " << scGetLastError(comm);
-    reltest::syncWorld();
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        const Call& mine = rank == 0 ? a : b;
+        SCOPED_TRACE(text(a) + " on rank 0 against " + text(b) + " on the others; rank " + std::to_string(rank));
+        std::vector<float> out;
+        auto t0 = std::chrono::steady_clock::now();
+        scResult_t r = issue(mine, comm, P, rank, out);
+        EXPECT_LT(since(t0), kDeadline + 3) << "the mismatched call took far past its deadline";
+        // One line per rank and case, collected into bench/results/ ("what each rank returned").
+        std::printf("mismatch P=%d %s | rank0 %s | others %s | transport %s | rank %d returned %s\n", P,
+                    checked ? "checked" : "unchecked", text(a).c_str(), text(b).c_str(), sctest::modeName(), rank,
+                    scGetErrorString(r));
+        if (checked) {
+          ASSERT_EQ(r, scInvalidUsage) << scGetLastError(comm);
+          const std::string msg = scGetLastError(comm);
+          EXPECT_NE(msg.find("rank 0 called " + sigText(a)), std::string::npos) << msg;
+          EXPECT_NE(msg.find(rankList(P) + " called " + sigText(b)), std::string::npos) << msg;
+        } else if (r == scSuccess) {
+          EXPECT_EQ(out, expected(mine, P, rank)) << "scSuccess with wrong data in the mismatched call";
+        } else {
+          EXPECT_TRUE(r == scRemoteError || r == scTimeout || r == scInvalidUsage)
+              << scGetErrorString(r) << ": " << scGetLastError(comm);
+          const std::string msg = scGetLastError(comm);
+          EXPECT_NE(msg.find("rank"), std::string::npos) << "the error names no rank: " << msg;
+        }
+        t0 = std::chrono::steady_clock::now();
+        r = issue(next, comm, P, rank, out);
+        EXPECT_LT(since(t0), kDeadline + 3) << "the next call took far past its deadline";
+        if (r == scSuccess) EXPECT_EQ(out, expected(next, P, rank)) << "scSuccess with wrong data in the next call";
+        if (checked)
+          EXPECT_EQ(r, scSuccess) << "a checked mismatch left the communicator unusable: " << scGetLastError(comm);
+        reltest::syncWorld();
+      },
+      &cfg);
 }
 
 const scAlgo_t kP2PAlgos[] = {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl};
@@ -206,11 +207,11 @@ TEST(Mismatch, NativeCollectivesDiffer) {
 TEST(Mismatch, CheckAll) {
   for (int P : {2, 3, 4})
     for (scAlgo_t alg : kP2PAlgos) {
-      mismatch(P, {Coll::AllReduce, 3000, alg}, {Coll::AllReduce, 2000, alg}, {Coll::AllReduce, 100, alg},
-               scCheckAll, true);
+      mismatch(P, {Coll::AllReduce, 3000, alg}, {Coll::AllReduce, 2000, alg}, {Coll::AllReduce, 100, alg}, scCheckAll,
+               true);
       const scAlgo_t other = alg == scAlgoRing ? scAlgoRabenseifner : scAlgoRing;
-      mismatch(P, {Coll::AllReduce, 3000, alg}, {Coll::AllReduce, 3000, other}, {Coll::AllReduce, 100, alg},
-               scCheckAll, true);
+      mismatch(P, {Coll::AllReduce, 3000, alg}, {Coll::AllReduce, 3000, other}, {Coll::AllReduce, 100, alg}, scCheckAll,
+               true);
     }
   for (int P : {2, 3})
     mismatch(P, {Coll::AllReduce, 3000, scAlgoRing}, {Coll::AllGather, 1000, scAlgoRing},
@@ -247,18 +248,20 @@ TEST(Mismatch, BroadcastEveryRankItsOwnRoot) {
       for (size_t n : {size_t(1000), size_t(1) << 20}) {
         scConfig_t cfg = sctest::testConfig();
         cfg.timeoutSeconds = kDeadline;
-        sctest::run(P, [&](scComm_t comm, int rank) {
-          std::vector<float> x(n, float(rank));
-          ASSERT_EQ(scBroadcast(x.data(), n, scFloat32, rank, alg, comm, nullptr), scInvalidUsage)
-              << scGetLastError(comm);
-          const std::string msg = scGetLastError(comm);
-          for (int q = 0; q < P; ++q)
-            EXPECT_NE(msg.find("root=" + std::to_string(q)), std::string::npos) << msg;
-          x.assign(n, float(rank));
-          ASSERT_EQ(scBroadcast(x.data(), n, scFloat32, 0, alg, comm, nullptr), scSuccess) << scGetLastError(comm);
-          EXPECT_EQ(x, std::vector<float>(n, 0.0f));
-          reltest::syncWorld();
-        }, &cfg);
+        sctest::run(
+            P,
+            [&](scComm_t comm, int rank) {
+              std::vector<float> x(n, float(rank));
+              ASSERT_EQ(scBroadcast(x.data(), n, scFloat32, rank, alg, comm, nullptr), scInvalidUsage)
+                  << scGetLastError(comm);
+              const std::string msg = scGetLastError(comm);
+              for (int q = 0; q < P; ++q) EXPECT_NE(msg.find("root=" + std::to_string(q)), std::string::npos) << msg;
+              x.assign(n, float(rank));
+              ASSERT_EQ(scBroadcast(x.data(), n, scFloat32, 0, alg, comm, nullptr), scSuccess) << scGetLastError(comm);
+              EXPECT_EQ(x, std::vector<float>(n, 0.0f));
+              reltest::syncWorld();
+            },
+            &cfg);
       }
 }
 

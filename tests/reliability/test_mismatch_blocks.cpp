@@ -71,8 +71,8 @@ TEST(MismatchBlocks, NeighborBlockSizesDiffer) {
   // 16 KiB (one of each, or fragments of both), 8 KiB against 16 KiB, 16 KiB
   // against 64 KiB (queue against MPI where ranks outnumber cores), 64 KiB
   // against 128 KiB (probe-matched both); rank 0 sends more, then less.
-  const std::pair<size_t, size_t> kCases[] = {{4, 2},       {2, 4},       {4096, 256},    {256, 4096},
-                                              {4096, 2048}, {2048, 4096}, {16384, 4096},  {4096, 16384},
+  const std::pair<size_t, size_t> kCases[] = {{4, 2},         {2, 4},        {4096, 256},   {256, 4096},
+                                              {4096, 2048},   {2048, 4096},  {16384, 4096}, {4096, 16384},
                                               {32768, 16384}, {16384, 32768}};
   for (int P : {2, 3, 4})
     for (const auto& [mine0, want] : kCases) {
@@ -80,40 +80,44 @@ TEST(MismatchBlocks, NeighborBlockSizesDiffer) {
       cfg.timeoutSeconds = kDeadline;
       cfg.check = scCheckOff;
       Gate created;
-      sctest::run(P, [&](scComm_t comm, int rank) {
-        SCOPED_TRACE("P=" + std::to_string(P) + ": rank 0 sends " + std::to_string(mine0) + " floats, the others " +
-                     std::to_string(want) + "; rank " + std::to_string(rank));
-        std::vector<int> others;
-        for (int q = 0; q < P; ++q)
-          if (q != rank) others.push_back(q);
-        scTopology_t topo = nullptr;
-        ASSERT_EQ(scTopologyCreate(&topo, comm, int(others.size()), others.data(), int(others.size()), others.data()),
-                  scSuccess)
-            << scGetLastError(comm);
-        // A receiver fails fast and aborts the communicator: no rank may still be creating the topology then.
-        created.pass(P);
-        std::vector<float> out;
-        auto t0 = std::chrono::steady_clock::now();
-        scResult_t r = allgatherv(topo, P, rank, mine0, want, out);
-        EXPECT_LT(reltest::since(t0), kDeadline + 3) << "the mismatched call took far past its deadline";
-        const std::string msg = r == scSuccess ? std::string() : scGetLastError(comm);
-        std::printf("mismatch-blocks P=%d rank0 %zu floats, others %zu | transport %s | rank %d returned %s: %s\n", P,
-                    mine0, want, sctest::modeName(), rank, scGetErrorString(r), msg.c_str());
-        if (rank != 0) {
-          EXPECT_TRUE(r == scRemoteError || r == scTimeout) << scGetErrorString(r) << ": " << msg;
-          EXPECT_TRUE(reltest::has(msg, "rank 0")) << "the error does not name rank 0: " << msg;
-        } else if (r == scSuccess) {
-          EXPECT_EQ(out, expected(P, rank, want)) << "scSuccess with wrong data in the mismatched call";
-        }
-        // The matched call that follows: failing fast (the communicator was
-        // aborted) or correct, never wrong data.
-        t0 = std::chrono::steady_clock::now();
-        r = allgatherv(topo, P, rank, want, want, out);
-        EXPECT_LT(reltest::since(t0), kDeadline + 3) << "the next call took far past its deadline";
-        if (r == scSuccess) EXPECT_EQ(out, expected(P, rank, want)) << "scSuccess with wrong data in the next call";
-        EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
-        reltest::syncWorld();
-      }, &cfg);
+      sctest::run(
+          P,
+          [&](scComm_t comm, int rank) {
+            SCOPED_TRACE("P=" + std::to_string(P) + ": rank 0 sends " + std::to_string(mine0) + " floats, the others " +
+                         std::to_string(want) + "; rank " + std::to_string(rank));
+            std::vector<int> others;
+            for (int q = 0; q < P; ++q)
+              if (q != rank) others.push_back(q);
+            scTopology_t topo = nullptr;
+            ASSERT_EQ(scTopologyCreate(&topo, comm, int(others.size()), others.data(), int(others.size()),
+                                       others.data()),
+                      scSuccess)
+                << scGetLastError(comm);
+            // A receiver fails fast and aborts the communicator: no rank may still be creating the topology then.
+            created.pass(P);
+            std::vector<float> out;
+            auto t0 = std::chrono::steady_clock::now();
+            scResult_t r = allgatherv(topo, P, rank, mine0, want, out);
+            EXPECT_LT(reltest::since(t0), kDeadline + 3) << "the mismatched call took far past its deadline";
+            const std::string msg = r == scSuccess ? std::string() : scGetLastError(comm);
+            std::printf("mismatch-blocks P=%d rank0 %zu floats, others %zu | transport %s | rank %d returned %s: %s\n",
+                        P, mine0, want, sctest::modeName(), rank, scGetErrorString(r), msg.c_str());
+            if (rank != 0) {
+              EXPECT_TRUE(r == scRemoteError || r == scTimeout) << scGetErrorString(r) << ": " << msg;
+              EXPECT_TRUE(reltest::has(msg, "rank 0")) << "the error does not name rank 0: " << msg;
+            } else if (r == scSuccess) {
+              EXPECT_EQ(out, expected(P, rank, want)) << "scSuccess with wrong data in the mismatched call";
+            }
+            // The matched call that follows: failing fast (the communicator was
+            // aborted) or correct, never wrong data.
+            t0 = std::chrono::steady_clock::now();
+            r = allgatherv(topo, P, rank, want, want, out);
+            EXPECT_LT(reltest::since(t0), kDeadline + 3) << "the next call took far past its deadline";
+            if (r == scSuccess) EXPECT_EQ(out, expected(P, rank, want)) << "scSuccess with wrong data in the next call";
+            EXPECT_EQ(scTopologyDestroy(topo), scSuccess);
+            reltest::syncWorld();
+          },
+          &cfg);
     }
 }
 

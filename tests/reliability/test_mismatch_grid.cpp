@@ -47,9 +47,13 @@ size_t width(scDataType_t dt) { return dt == scFloat64 ? 8 : 4; }
 double input(int r, size_t i) { return double((r + 1) * 8 + int(i % 7)); }
 
 void store(std::vector<char>& b, scDataType_t dt, size_t i, double v) {
-  if (dt == scFloat32) { const float f = float(v); std::memcpy(&b[i * 4], &f, 4); }
-  else if (dt == scInt32) { const int32_t n = int32_t(v); std::memcpy(&b[i * 4], &n, 4); }
-  else std::memcpy(&b[i * 8], &v, 8);
+  if (dt == scFloat32) {
+    const float f = float(v);
+    std::memcpy(&b[i * 4], &f, 4);
+  } else if (dt == scInt32) {
+    const int32_t n = int32_t(v);
+    std::memcpy(&b[i * 4], &n, 4);
+  } else std::memcpy(&b[i * 8], &v, 8);
 }
 
 double reduce(const Call& c, size_t i) {
@@ -82,9 +86,7 @@ scResult_t issue(const Call& c, scComm_t comm, int rank, std::vector<char>& out)
     case Coll::AllReduce: return scAllReduce(in.data(), out.data(), c.count, c.dt, c.op, c.algo, comm, nullptr);
     case Coll::ReduceScatter: return scReduceScatter(in.data(), out.data(), c.count, c.dt, c.op, c.algo, comm, nullptr);
     case Coll::AllGather: return scAllGather(in.data(), out.data(), c.count, c.dt, c.algo, comm, nullptr);
-    case Coll::Broadcast:
-      out = in;
-      return scBroadcast(out.data(), c.count, c.dt, c.root, c.algo, comm, nullptr);
+    case Coll::Broadcast: out = in; return scBroadcast(out.data(), c.count, c.dt, c.root, c.algo, comm, nullptr);
   }
   return scInternalError;
 }
@@ -93,31 +95,36 @@ void mismatch(const Call& a, const Call& b) {
   scConfig_t cfg = sctest::testConfig();
   cfg.timeoutSeconds = kDeadline;
   const bool bothBroadcast = a.coll == Coll::Broadcast && b.coll == Coll::Broadcast;
-  sctest::run(kP, [&](scComm_t comm, int rank) {
-    const Call& mine = rank == 0 ? a : b;
-    SCOPED_TRACE(text(a) + " on rank 0 against " + text(b) + "; rank " + std::to_string(rank));
-    std::vector<char> out;
-    auto t0 = std::chrono::steady_clock::now();
-    scResult_t r = issue(mine, comm, rank, out);
-    EXPECT_LT(since(t0), kDeadline + 3) << "the mismatched call took far past its deadline";
-    const std::string msg = scGetLastError(comm);
-    if (bothBroadcast) {
-      EXPECT_EQ(r, scInvalidUsage) << msg;
-      EXPECT_TRUE(has(msg, "mismatched calls") && has(msg, "rank 0 called scBroadcast") &&
-                  has(msg, "ranks 1, 2 called scBroadcast")) << msg;
-    } else if (r == scSuccess) {
-      EXPECT_EQ(out, expected(mine, rank)) << "scSuccess with wrong data in the mismatched call";
-    } else {
-      EXPECT_TRUE(r == scRemoteError || r == scTimeout || r == scInvalidUsage) << scGetErrorString(r) << ": " << msg;
-      EXPECT_TRUE(has(msg, "rank")) << "the error names no rank: " << msg;
-    }
-    const Call next{Coll::AllReduce, 100, scFloat32, scSum, scAlgoRing};
-    t0 = std::chrono::steady_clock::now();
-    r = issue(next, comm, rank, out);
-    EXPECT_LT(since(t0), kDeadline + 3) << "the next call took far past its deadline";
-    if (r == scSuccess) EXPECT_EQ(out, expected(next, rank)) << "scSuccess with wrong data in the next call";
-    reltest::syncWorld();
-  }, &cfg);
+  sctest::run(
+      kP,
+      [&](scComm_t comm, int rank) {
+        const Call& mine = rank == 0 ? a : b;
+        SCOPED_TRACE(text(a) + " on rank 0 against " + text(b) + "; rank " + std::to_string(rank));
+        std::vector<char> out;
+        auto t0 = std::chrono::steady_clock::now();
+        scResult_t r = issue(mine, comm, rank, out);
+        EXPECT_LT(since(t0), kDeadline + 3) << "the mismatched call took far past its deadline";
+        const std::string msg = scGetLastError(comm);
+        if (bothBroadcast) {
+          EXPECT_EQ(r, scInvalidUsage) << msg;
+          EXPECT_TRUE(has(msg, "mismatched calls") && has(msg, "rank 0 called scBroadcast") &&
+                      has(msg, "ranks 1, 2 called scBroadcast"))
+              << msg;
+        } else if (r == scSuccess) {
+          EXPECT_EQ(out, expected(mine, rank)) << "scSuccess with wrong data in the mismatched call";
+        } else {
+          EXPECT_TRUE(r == scRemoteError || r == scTimeout || r == scInvalidUsage)
+              << scGetErrorString(r) << ": " << msg;
+          EXPECT_TRUE(has(msg, "rank")) << "the error names no rank: " << msg;
+        }
+        const Call next{Coll::AllReduce, 100, scFloat32, scSum, scAlgoRing};
+        t0 = std::chrono::steady_clock::now();
+        r = issue(next, comm, rank, out);
+        EXPECT_LT(since(t0), kDeadline + 3) << "the next call took far past its deadline";
+        if (r == scSuccess) EXPECT_EQ(out, expected(next, rank)) << "scSuccess with wrong data in the next call";
+        reltest::syncWorld();
+      },
+      &cfg);
 }
 
 std::vector<scAlgo_t> algos(Coll c) {

@@ -107,8 +107,7 @@ TEST(Misuse, DestroyWhileAnotherThreadCallsInALoop) {
     ASSERT_EQ(scCommInitLocal(&next, 1, nullptr, &cfg), scSuccess);
     float y = 2;
     std::thread again([&] {
-      EXPECT_EQ(scAllReduce(&y, &y, 1, scFloat32, scSum, scAlgoRing, next, nullptr), scSuccess)
-          << scGetLastError(next);
+      EXPECT_EQ(scAllReduce(&y, &y, 1, scFloat32, scSum, scAlgoRing, next, nullptr), scSuccess) << scGetLastError(next);
     });
     again.join();
     EXPECT_EQ(scAllReduce(&y, &y, 1, scFloat32, scSum, scAlgoRing, next, nullptr), scSuccess) << scGetLastError(next);

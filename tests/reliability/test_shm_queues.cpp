@@ -125,29 +125,33 @@ TEST(ShmQueues, SenderThatGivesUpWithdrawsItsMessage) {
   cfg.timeoutSeconds = 0.5;
   cfg.check = scCheckOff;
   constexpr size_t kCount = 262144;  // 1 MiB: single copy where the kernel allows it, else MPI
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    const int to1 = 1, from0 = 0;
-    scTopology_t topo = nullptr;
-    SC_OK(comm, scTopologyCreate(&topo, comm, rank == 1, &from0, rank == 0, &to1));
-    reltest::syncWorld();
-    if (rank == 0) {
-      auto send = std::make_unique<std::vector<float>>(kCount, 7.0f);
-      const scResult_t r = scNeighborAllGather(send->data(), kCount, nullptr, scFloat32, scNbrNaive, topo, nullptr);
-      EXPECT_EQ(r, scTimeout) << scGetLastError(comm);
-      std::fill(send->begin(), send->end(), -1.0f);  // what a late reader must never deliver
-      send.reset();
-    } else if (rank == 1) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-      std::vector<float> send(kCount), recv(kCount, 0.0f);
-      const scResult_t r = scNeighborAllGather(send.data(), kCount, recv.data(), scFloat32, scNbrNaive, topo, nullptr);
-      const std::string msg = r == scSuccess ? std::string() : scGetLastError(comm);
-      std::printf("withdrawn message | rank 1 returned %s: %s\n", scGetErrorString(r), msg.c_str());
-      EXPECT_NE(r, scSuccess) << "the late receiver took a message its sender had withdrawn";
-      EXPECT_TRUE(reltest::has(msg, "rank 0")) << msg;
-    }
-    reltest::syncWorld();
-    scTopologyDestroy(topo);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        const int to1 = 1, from0 = 0;
+        scTopology_t topo = nullptr;
+        SC_OK(comm, scTopologyCreate(&topo, comm, rank == 1, &from0, rank == 0, &to1));
+        reltest::syncWorld();
+        if (rank == 0) {
+          auto send = std::make_unique<std::vector<float>>(kCount, 7.0f);
+          const scResult_t r = scNeighborAllGather(send->data(), kCount, nullptr, scFloat32, scNbrNaive, topo, nullptr);
+          EXPECT_EQ(r, scTimeout) << scGetLastError(comm);
+          std::fill(send->begin(), send->end(), -1.0f);  // what a late reader must never deliver
+          send.reset();
+        } else if (rank == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+          std::vector<float> send(kCount), recv(kCount, 0.0f);
+          const scResult_t r =
+              scNeighborAllGather(send.data(), kCount, recv.data(), scFloat32, scNbrNaive, topo, nullptr);
+          const std::string msg = r == scSuccess ? std::string() : scGetLastError(comm);
+          std::printf("withdrawn message | rank 1 returned %s: %s\n", scGetErrorString(r), msg.c_str());
+          EXPECT_NE(r, scSuccess) << "the late receiver took a message its sender had withdrawn";
+          EXPECT_TRUE(reltest::has(msg, "rank 0")) << msg;
+        }
+        reltest::syncWorld();
+        scTopologyDestroy(topo);
+      },
+      &cfg);
 }
 
 // A timeout while waiting for 300 alike messages from one peer names the
@@ -157,23 +161,26 @@ TEST(ShmQueues, TimeoutCountsAlikeWaits) {
   const int P = sctest::mpiWorldSize();
   scConfig_t cfg = sctest::testConfig();
   cfg.timeoutSeconds = 0.5;
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    const std::vector<int> from0(rank == 1 ? 300 : 0, 0), to1(rank == 0 ? 300 : 0, 1);
-    scTopology_t topo = nullptr;
-    SC_OK(comm, scTopologyCreate(&topo, comm, int(from0.size()), from0.data(), int(to1.size()), to1.data()));
-    reltest::syncWorld();
-    if (rank == 1) {
-      float one = 1.0f;
-      std::vector<float> recv(300);
-      const scResult_t r = scNeighborAllGather(&one, 1, recv.data(), scFloat32, scNbrNaive, topo, nullptr);
-      const std::string msg = scGetLastError(comm);
-      EXPECT_EQ(r, scTimeout) << msg;
-      EXPECT_TRUE(reltest::has(msg, "was waiting for 4 B from rank 0 (300 messages)")) << msg;
-      EXPECT_FALSE(reltest::has(msg, "rank 0; waiting for 4 B")) << msg;
-    }
-    reltest::syncWorld();
-    scTopologyDestroy(topo);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        const std::vector<int> from0(rank == 1 ? 300 : 0, 0), to1(rank == 0 ? 300 : 0, 1);
+        scTopology_t topo = nullptr;
+        SC_OK(comm, scTopologyCreate(&topo, comm, int(from0.size()), from0.data(), int(to1.size()), to1.data()));
+        reltest::syncWorld();
+        if (rank == 1) {
+          float one = 1.0f;
+          std::vector<float> recv(300);
+          const scResult_t r = scNeighborAllGather(&one, 1, recv.data(), scFloat32, scNbrNaive, topo, nullptr);
+          const std::string msg = scGetLastError(comm);
+          EXPECT_EQ(r, scTimeout) << msg;
+          EXPECT_TRUE(reltest::has(msg, "was waiting for 4 B from rank 0 (300 messages)")) << msg;
+          EXPECT_FALSE(reltest::has(msg, "rank 0; waiting for 4 B")) << msg;
+        }
+        reltest::syncWorld();
+        scTopologyDestroy(topo);
+      },
+      &cfg);
 }
 
 // SPARCOLL_MPI_SHM_MAX_BYTES raises the limit on every node shape: messages
@@ -194,12 +201,15 @@ TEST(ShmQueues, OneRankOffTurnsThemOffForAll) {
   sctest::ScopedEnv off("SPARCOLL_MPI_SHM", sctest::mpiWorldRank() == 1 ? "0" : "1");
   scConfig_t cfg = sctest::testConfig();
   cfg.timeoutSeconds = 10;  // a disagreement would time out here instead of passing
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    parallelEdges(comm, rank, P, 2, {1, 1024});
-    float x = float(rank + 1), sum = 0;
-    SC_OK(comm, scAllReduce(&x, &sum, 1, scFloat32, scSum, scAlgoRecDbl, comm, nullptr));
-    EXPECT_EQ(sum, float(P * (P + 1) / 2));
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        parallelEdges(comm, rank, P, 2, {1, 1024});
+        float x = float(rank + 1), sum = 0;
+        SC_OK(comm, scAllReduce(&x, &sum, 1, scFloat32, scSum, scAlgoRecDbl, comm, nullptr));
+        EXPECT_EQ(sum, float(P * (P + 1) / 2));
+      },
+      &cfg);
 }
 
 // A switch (SPARCOLL_MPI_SHM, SPARCOLL_MPI_CMA) that is neither on nor off,

@@ -36,7 +36,7 @@ TEST(Shrink, ExcludedRanksTakeNoPart) {
   if (!local()) GTEST_SKIP() << "shrink needs ULFM on MPI (see Shrink.MpiWithoutUlfmRefuses)";
   sctest::run(5, [&](scComm_t comm, int rank) {
     if (rank == 1 || rank == 3) return;  // excluded: never calls
-    const int ex[] = {3, 1};            // any order
+    const int ex[] = {3, 1};             // any order
     scComm_t small = nullptr;
     SC_OK(comm, scCommShrink(comm, ex, 2, &small));
     int r = -1;
@@ -69,24 +69,27 @@ TEST(Shrink, SurvivorsOfAStoppedRankGoOn) {
   cfg.timeoutSeconds = kDeadline;
   for (scAlgo_t algo : {scAlgoRing, scAlgoRabenseifner, scAlgoRecDbl}) {
     std::vector<std::string> msgs(4);
-    sctest::run(4, [&](scComm_t comm, int rank) {
-      std::vector<float> x(1 << 16, 1.0f);
-      SC_OK(comm, scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, algo, comm, nullptr));
-      if (rank == 2) return;  // stops: no more calls
-      const auto t0 = std::chrono::steady_clock::now();
-      const scResult_t r = scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, algo, comm, nullptr);
-      const double took = since(t0);
-      msgs[size_t(rank)] = scGetLastError(comm);
-      EXPECT_TRUE(r == scTimeout || r == scRemoteError) << scGetErrorString(r) << ": " << msgs[size_t(rank)];
-      EXPECT_LT(took, kDeadline + 1.0) << msgs[size_t(rank)];
-      // The aborted communicator refuses calls, and shrinks.
-      EXPECT_EQ(scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, algo, comm, nullptr), scInvalidUsage);
-      const int ex[] = {2};
-      scComm_t next = nullptr;
-      SC_OK(comm, scCommShrink(comm, ex, 1, &next));
-      checkAllReduce(next, 3);
-      EXPECT_EQ(scCommDestroy(next), scSuccess);
-    }, &cfg);
+    sctest::run(
+        4,
+        [&](scComm_t comm, int rank) {
+          std::vector<float> x(1 << 16, 1.0f);
+          SC_OK(comm, scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, algo, comm, nullptr));
+          if (rank == 2) return;  // stops: no more calls
+          const auto t0 = std::chrono::steady_clock::now();
+          const scResult_t r = scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, algo, comm, nullptr);
+          const double took = since(t0);
+          msgs[size_t(rank)] = scGetLastError(comm);
+          EXPECT_TRUE(r == scTimeout || r == scRemoteError) << scGetErrorString(r) << ": " << msgs[size_t(rank)];
+          EXPECT_LT(took, kDeadline + 1.0) << msgs[size_t(rank)];
+          // The aborted communicator refuses calls, and shrinks.
+          EXPECT_EQ(scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, algo, comm, nullptr), scInvalidUsage);
+          const int ex[] = {2};
+          scComm_t next = nullptr;
+          SC_OK(comm, scCommShrink(comm, ex, 1, &next));
+          checkAllReduce(next, 3);
+          EXPECT_EQ(scCommDestroy(next), scSuccess);
+        },
+        &cfg);
     // Whoever timed out first (its own wait, or the one its abort notice
     // relays) followed the chain of waits to the rank that stopped.
     for (int q : {0, 1, 3})
@@ -124,14 +127,17 @@ TEST(Shrink, DifferentListsAreNamed) {
   if (!local()) GTEST_SKIP() << "shrink needs ULFM on MPI";
   scConfig_t cfg = sctest::testConfig();
   cfg.timeoutSeconds = 5;
-  sctest::run(4, [&](scComm_t comm, int rank) {
-    if (rank != 3) std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const int mine[] = {rank == 3 ? 2 : 3};
-    scComm_t out = nullptr;
-    EXPECT_EQ(scCommShrink(comm, mine, 1, &out), scInvalidUsage) << scGetLastError(comm);
-    EXPECT_TRUE(has(scGetLastError(comm), "different exclude lists")) << scGetLastError(comm);
-    EXPECT_EQ(out, nullptr);
-  }, &cfg);
+  sctest::run(
+      4,
+      [&](scComm_t comm, int rank) {
+        if (rank != 3) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const int mine[] = {rank == 3 ? 2 : 3};
+        scComm_t out = nullptr;
+        EXPECT_EQ(scCommShrink(comm, mine, 1, &out), scInvalidUsage) << scGetLastError(comm);
+        EXPECT_TRUE(has(scGetLastError(comm), "different exclude lists")) << scGetLastError(comm);
+        EXPECT_EQ(out, nullptr);
+      },
+      &cfg);
 }
 
 // A rank that never joins the shrink: the others time out naming it.
@@ -139,13 +145,16 @@ TEST(Shrink, AMissingRankIsNamed) {
   if (!local()) GTEST_SKIP() << "shrink needs ULFM on MPI";
   scConfig_t cfg = sctest::testConfig();
   cfg.timeoutSeconds = 0.5;
-  sctest::run(3, [&](scComm_t comm, int rank) {
-    if (rank == 1) return;
-    const int ex[] = {rank == 0 ? 2 : 0};  // each excludes the other: both wait for rank 1
-    scComm_t out = nullptr;
-    EXPECT_EQ(scCommShrink(comm, ex, 1, &out), scTimeout);
-    EXPECT_TRUE(has(scGetLastError(comm), "waiting for rank 1 to call scCommShrink")) << scGetLastError(comm);
-  }, &cfg);
+  sctest::run(
+      3,
+      [&](scComm_t comm, int rank) {
+        if (rank == 1) return;
+        const int ex[] = {rank == 0 ? 2 : 0};  // each excludes the other: both wait for rank 1
+        scComm_t out = nullptr;
+        EXPECT_EQ(scCommShrink(comm, ex, 1, &out), scTimeout);
+        EXPECT_TRUE(has(scGetLastError(comm), "waiting for rank 1 to call scCommShrink")) << scGetLastError(comm);
+      },
+      &cfg);
 }
 
 TEST(Shrink, MpiWithoutUlfmRefuses) {

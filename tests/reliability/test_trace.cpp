@@ -120,13 +120,16 @@ TEST(FlightRecorder, DumpedOnTimeout) {
   scConfig_t cfg = sctest::testConfig();
   cfg.timeoutSeconds = 0.3;
   testing::internal::CaptureStderr();
-  sctest::run(2, [&](scComm_t comm, int rank) {
-    std::vector<float> x(1000, 1.0f);
-    for (int i = 0; i < 5; ++i)
-      SC_OK(comm, scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, scAlgoRing, comm, nullptr));
-    if (rank == 1) return;  // stops: rank 0's next call times out
-    EXPECT_NE(scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, scAlgoRing, comm, nullptr), scSuccess);
-  }, &cfg);
+  sctest::run(
+      2,
+      [&](scComm_t comm, int rank) {
+        std::vector<float> x(1000, 1.0f);
+        for (int i = 0; i < 5; ++i)
+          SC_OK(comm, scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, scAlgoRing, comm, nullptr));
+        if (rank == 1) return;  // stops: rank 0's next call times out
+        EXPECT_NE(scAllReduce(x.data(), x.data(), x.size(), scFloat32, scSum, scAlgoRing, comm, nullptr), scSuccess);
+      },
+      &cfg);
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_TRUE(has(err, "sparcoll: rank 0 of 2")) << err;
   EXPECT_TRUE(has(err, "its last calls:")) << err;
@@ -200,8 +203,10 @@ TEST(FlightRecorder, TimedFromTheFirstLongWait) {
   sc::Recorder rec(8, "", 0, 2, "local");
   scStats_t st{};
   const auto ticksAgo = [](double ms) {
-    return int64_t((Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double, std::milli>(ms))).time_since_epoch().count());
+    return int64_t(
+        (Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms)))
+            .time_since_epoch()
+            .count());
   };
   rec.begin(1, {"quick"}, st);
   rec.end(0, scSuccess, "", st, 0);

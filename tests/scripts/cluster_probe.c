@@ -131,11 +131,13 @@ static int allreduce(int argc, char** argv) {
   if (rank == 0) {
     qsort(t, (size_t)iters, sizeof(double), cmp_double);
     double bytes = (double)count * sizeof(float), med = t[iters / 2];
-    printf("allreduce ranks %d bytes %.0f iters %d median %.4f s best %.4f s algbw %.1f MB/s busbw %.1f MB/s%s\n",
-           size, bytes, iters, med, t[0], bytes / med / 1e6, bytes / med / 1e6 * 2.0 * (size - 1) / size,
+    printf("allreduce ranks %d bytes %.0f iters %d median %.4f s best %.4f s algbw %.1f MB/s busbw %.1f MB/s%s\n", size,
+           bytes, iters, med, t[0], bytes / med / 1e6, bytes / med / 1e6 * 2.0 * (size - 1) / size,
            bad ? " WRONG RESULT" : "");
   }
-  free(in); free(out); free(t);
+  free(in);
+  free(out);
+  free(t);
   return bad;
 }
 
@@ -147,7 +149,8 @@ int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "hosts") == 0) bad = check_hosts(argc - 2, argv + 2);
   else if (argc >= 2 && strcmp(argv[1], "send") == 0) bad = send_pairs(argc - 2, argv + 2);
   else if (argc >= 2 && strcmp(argv[1], "allreduce") == 0) bad = allreduce(argc - 2, argv + 2);
-  else if (rank == 0) fprintf(stderr, "usage: cluster_probe hosts NAME... | send MIB SRC:DST... | allreduce MIB ITERS\n");
+  else if (rank == 0)
+    fprintf(stderr, "usage: cluster_probe hosts NAME... | send MIB SRC:DST... | allreduce MIB ITERS\n");
   int any = 0;
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();

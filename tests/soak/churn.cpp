@@ -50,8 +50,8 @@ struct Reading {
 Reading reading() { return {soak::rssKiB(), soak::openFds(), soak::heapInUse()}; }
 
 void expectNoGrowth(const char* what, int n, const Reading& a, const Reading& b) {
-  std::printf("churn: %s n=%d rss_kib %ld -> %ld fds %d -> %d heap_bytes %lld -> %lld\n", what, n, a.rss, b.rss,
-              a.fds, b.fds, a.heap, b.heap);
+  std::printf("churn: %s n=%d rss_kib %ld -> %ld fds %d -> %d heap_bytes %lld -> %lld\n", what, n, a.rss, b.rss, a.fds,
+              b.fds, a.heap, b.heap);
   std::fflush(stdout);
   EXPECT_EQ(b.fds, a.fds) << what << ": descriptors leaked";
 #ifndef CHURN_ASAN
@@ -125,17 +125,18 @@ TEST(Churn, Communicators) {
         << "communicator " << i << ": " << scGetLastError(nullptr);
     if (call) {
       std::vector<std::thread> th;
-      for (int r = 0; r < P; ++r) th.emplace_back([&, r] {
-        smallAllReduce(comms[size_t(r)], P);
-        EXPECT_EQ(scBarrier(comms[size_t(r)], nullptr), scSuccess);
-      });
+      for (int r = 0; r < P; ++r)
+        th.emplace_back([&, r] {
+          smallAllReduce(comms[size_t(r)], P);
+          EXPECT_EQ(scBarrier(comms[size_t(r)], nullptr), scSuccess);
+        });
       for (auto& t : th) t.join();
     }
     for (auto c : comms) ASSERT_EQ(scCommDestroy(c), scSuccess);
   }
   end = reading();
-  expectNoGrowth(sctest::mode() == sctest::Mode::Mpi ? "mpi communicators" : "local communicators (P 1..4)",
-                 n - kWarm, warm, end);
+  expectNoGrowth(sctest::mode() == sctest::Mode::Mpi ? "mpi communicators" : "local communicators (P 1..4)", n - kWarm,
+                 warm, end);
 }
 
 TEST(Churn, Topologies) {

@@ -22,11 +22,10 @@ bool dense(RankCtx& c, const Plan& p) {
     case Api::ReduceScatter: {
       // The reference of this rank's block only: the rest is other ranks' business.
       const size_t first = size_t(c.rank) * p.count;
-      return dtest::checkReduceScatter(c.comm, c.rank, c.P, call,
-                                       dtest::makeExpected(p.dt, p.op, c.P, first, p.count), first);
+      return dtest::checkReduceScatter(c.comm, c.rank, c.P, call, dtest::makeExpected(p.dt, p.op, c.P, first, p.count),
+                                       first);
     }
-    default:
-      return dtest::checkAllGather(c.comm, c.rank, c.P, call, p.index, nullptr);
+    default: return dtest::checkAllGather(c.comm, c.rank, c.P, call, p.index, nullptr);
   }
 }
 
@@ -57,9 +56,8 @@ sptest::Input scramble(const sptest::Input& in, uint64_t seed) {
 }
 
 bool sparse(RankCtx& c, const Plan& p) {
-  static const sptest::Dist kDists[] = {sptest::Dist::Uniform,   sptest::Dist::PowerLaw,
-                                        sptest::Dist::Disjoint,  sptest::Dist::Identical,
-                                        sptest::Dist::EvenIdentical, sptest::Dist::Elsewhere};
+  static const sptest::Dist kDists[] = {sptest::Dist::Uniform,   sptest::Dist::PowerLaw,      sptest::Dist::Disjoint,
+                                        sptest::Dist::Identical, sptest::Dist::EvenIdentical, sptest::Dist::Elsewhere};
   scSparseOptions_t opts = SC_SPARSE_OPTIONS_INITIALIZER;
   opts.switchDensity = p.switchDensity;
   opts.earlyGroupSize = p.earlyGroup;
@@ -115,14 +113,17 @@ bool dsopSparse(RankCtx& c, const Plan& p) {
   sptest::Input mineA, mineB;
   for (int q = 0; q < c.P; ++q) {
     const auto a = sptest::makeInput(sptest::Dist::Uniform, p.n, sptest::kFor(p.n, p.da), q, c.P, 2 * p.index, false);
-    const auto b = sptest::makeInput(sptest::Dist::Uniform, p.m, sptest::kFor(p.m, p.db), q, c.P, 2 * p.index + 1, false);
+    const auto b =
+        sptest::makeInput(sptest::Dist::Uniform, p.m, sptest::kFor(p.m, p.db), q, c.P, 2 * p.index + 1, false);
     A.emplace_back(p.n, 0.0);
     B.emplace_back(p.m, 0.0);
     for (size_t j = 0; j < a.idx.size(); ++j) A.back()[a.idx[j]] = a.val[j];
     for (size_t j = 0; j < b.idx.size(); ++j) B.back()[b.idx[j]] = b.val[j];
     if (q == c.rank) mineA = a, mineB = b;
   }
-  auto values = [&](const sptest::Input& in) { return encode(std::vector<double>(in.val.begin(), in.val.end()), p.dt); };
+  auto values = [&](const sptest::Input& in) {
+    return encode(std::vector<double>(in.val.begin(), in.val.end()), p.dt);
+  };
   const auto av = values(mineA), bv = values(mineB);
   std::vector<char> G(p.n * p.m * outSize(p.dt), char(0x7f));
   const scResult_t r = scDsopSparse(mineA.idx.data(), av.data(), mineA.idx.size(), p.n, mineB.idx.data(), bv.data(),

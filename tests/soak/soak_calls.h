@@ -12,7 +12,7 @@ namespace soak {
 struct RankCtx {
   scComm_t comm = nullptr;
   int rank = 0, P = 1;
-  size_t maxCount = 0;  // the run's bound on element counts
+  size_t maxCount = 0;                // the run's bound on element counts
   scSparseResult_t result = nullptr;  // reused by every sparse-output call, as an application would
 };
 

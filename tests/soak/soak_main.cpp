@@ -76,8 +76,9 @@ class Failures : public testing::ScopedFakeTestPartResultReporter {
     if (!r.failed()) return;
     std::lock_guard<std::mutex> lk(mu_);
     std::string& s = byCall_[tCall];
-    if (s.size() < 4000) s += std::string(r.file_name() ? r.file_name() : "?") + ":" +
-                              std::to_string(r.line_number()) + ": " + r.message() + "\n";
+    if (s.size() < 4000)
+      s += std::string(r.file_name() ? r.file_name() : "?") + ":" + std::to_string(r.line_number()) + ": " +
+           r.message() + "\n";
   }
   std::map<long long, std::string> take() {
     std::lock_guard<std::mutex> lk(mu_);
@@ -136,47 +137,50 @@ bool parse(int argc, char** argv, Options* o) {
 uint64_t runBatch(const Options& o, int P, uint64_t first, uint64_t last) {
   const scConfig_t cfg = batchConfig(o.seed, first / o.batch);
   std::atomic<uint64_t> ran{0};
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    RankCtx ctx;
-    ctx.comm = comm;
-    ctx.rank = rank;
-    ctx.P = P;
-    ctx.maxCount = o.maxCount;
-    tCall = (long long)first;
-    EXPECT_EQ(scSparseResultCreate(comm, &ctx.result), scSuccess);
-    for (uint64_t i = first; i < last; ++i) {
-      const Plan plan = planCall(o.seed, i, P, o.maxCount);
-      if (!o.only.empty() && o.only != apiName(plan.api)) continue;
-      tCall = (long long)i;
-      if (rank == 0 || sctest::mode() == sctest::Mode::Mpi) ++ran;
-      if (o.verbose && rank == 0) std::printf("call %s\n", plan.sig().c_str()), std::fflush(stdout);
-      bool ok = false;
-      try {
-        if ((long long)i == o.inject) {
-          // Local ranks: rank 0's abort ends every wait of the others at once,
-          // also a wait still finishing call i - 1, whose part on rank 0 is
-          // done (a ring's last send). The barrier (a counter: once full it
-          // cannot fail) makes the injected failure land on call i alone.
-          if (sctest::mode() != sctest::Mode::Mpi) EXPECT_EQ(scBarrier(comm, nullptr), scSuccess);
-          int32_t v = 1;
-          const scResult_t r = scAllReduce(&v, &v, 1, rank == 0 ? scDataType_t(99) : scInt32, scSum, scAlgoRing,
-                                           comm, nullptr);
-          EXPECT_EQ(r, scSuccess) << "injected failure: " << scGetLastError(comm);
-          ok = r == scSuccess;
-        } else {
-          ok = runCall(ctx, plan);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        RankCtx ctx;
+        ctx.comm = comm;
+        ctx.rank = rank;
+        ctx.P = P;
+        ctx.maxCount = o.maxCount;
+        tCall = (long long)first;
+        EXPECT_EQ(scSparseResultCreate(comm, &ctx.result), scSuccess);
+        for (uint64_t i = first; i < last; ++i) {
+          const Plan plan = planCall(o.seed, i, P, o.maxCount);
+          if (!o.only.empty() && o.only != apiName(plan.api)) continue;
+          tCall = (long long)i;
+          if (rank == 0 || sctest::mode() == sctest::Mode::Mpi) ++ran;
+          if (o.verbose && rank == 0) std::printf("call %s\n", plan.sig().c_str()), std::fflush(stdout);
+          bool ok = false;
+          try {
+            if ((long long)i == o.inject) {
+              // Local ranks: rank 0's abort ends every wait of the others at once,
+              // also a wait still finishing call i - 1, whose part on rank 0 is
+              // done (a ring's last send). The barrier (a counter: once full it
+              // cannot fail) makes the injected failure land on call i alone.
+              if (sctest::mode() != sctest::Mode::Mpi) EXPECT_EQ(scBarrier(comm, nullptr), scSuccess);
+              int32_t v = 1;
+              const scResult_t r =
+                  scAllReduce(&v, &v, 1, rank == 0 ? scDataType_t(99) : scInt32, scSum, scAlgoRing, comm, nullptr);
+              EXPECT_EQ(r, scSuccess) << "injected failure: " << scGetLastError(comm);
+              ok = r == scSuccess;
+            } else {
+              ok = runCall(ctx, plan);
+            }
+          } catch (const std::exception& e) {
+            ADD_FAILURE() << "exception: " << e.what();
+          }
+          if (!ok) {
+            scCommAbort(comm);
+            break;
+          }
         }
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << "exception: " << e.what();
-      }
-      if (!ok) {
-        scCommAbort(comm);
-        break;
-      }
-    }
-    scSparseResultDestroy(ctx.result);
-    tCall = -1;
-  }, &cfg);
+        scSparseResultDestroy(ctx.result);
+        tCall = -1;
+      },
+      &cfg);
   return ran;
 }
 
@@ -233,10 +237,9 @@ int main(int argc, char** argv) {
 #endif
     for (const auto& f : mine) {
       const Plan plan = planCall(o.seed, uint64_t(std::max(0ll, f.first)), P, o.maxCount);
-      std::fprintf(stderr, "FAIL seed=%llu ranks=%d max_count=%zu batch=%llu %s%s\n%s", (unsigned long long)o.seed,
-                   P, o.maxCount, (unsigned long long)o.batch,
-                   mpi ? ("mpi_rank=" + std::to_string(me) + " ").c_str() : "", plan.sig().c_str(),
-                   f.second.c_str());
+      std::fprintf(stderr, "FAIL seed=%llu ranks=%d max_count=%zu batch=%llu %s%s\n%s", (unsigned long long)o.seed, P,
+                   o.maxCount, (unsigned long long)o.batch, mpi ? ("mpi_rank=" + std::to_string(me) + " ").c_str() : "",
+                   plan.sig().c_str(), f.second.c_str());
     }
     for (uint8_t b : bad) failed += b;
     calls += got;
@@ -271,12 +274,13 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&rssStart, &rssStartMax, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
 #endif
   if (me == 0)
-    std::printf("soak: seed=%llu transport=%s ranks=%d calls=%llu failures=%llu seconds=%.1f rss_init=%ld "
-                "rss_start=%ld rss_end=%ld rss_max=%ld heap_init=%lld heap_start=%lld heap_end=%lld fds_init=%d "
-                "fds_start=%d fds_end=%d\n",
-                (unsigned long long)o.seed, sctest::modeName(), P, (unsigned long long)calls,
-                (unsigned long long)failed, now() - t0, rssInit, rssStartMax, rssEndMax, rssMax, kib(heapInit),
-                kib(heapStart), kib(heapEnd), fdsInit, fdsStart, fdsEnd);
+    std::printf(
+        "soak: seed=%llu transport=%s ranks=%d calls=%llu failures=%llu seconds=%.1f rss_init=%ld "
+        "rss_start=%ld rss_end=%ld rss_max=%ld heap_init=%lld heap_start=%lld heap_end=%lld fds_init=%d "
+        "fds_start=%d fds_end=%d\n",
+        (unsigned long long)o.seed, sctest::modeName(), P, (unsigned long long)calls, (unsigned long long)failed,
+        now() - t0, rssInit, rssStartMax, rssEndMax, rssMax, kib(heapInit), kib(heapStart), kib(heapEnd), fdsInit,
+        fdsStart, fdsEnd);
 #ifdef SPARCOLL_TEST_MPI
   MPI_Finalize();
 #endif

@@ -22,8 +22,9 @@ uint64_t mix2(uint64_t a, uint64_t b) {
 }
 
 const char* apiName(Api a) {
-  static const char* n[] = {"allreduce", "reduce_scatter", "allgather", "barrier", "sparse_allreduce",
-                            "dsop", "dsop_sparse", "topk_feedback", "neighbor_allgather", "broadcast"};
+  static const char* n[] = {"allreduce",          "reduce_scatter", "allgather",   "barrier",
+                            "sparse_allreduce",   "dsop",           "dsop_sparse", "topk_feedback",
+                            "neighbor_allgather", "broadcast"};
   return n[int(a)];
 }
 
@@ -48,10 +49,22 @@ size_t skewedCount(Rng& g, size_t max, int P, bool allowZero = true) {
 void dsopShape(Rng& g, int P, size_t cap, size_t* n, size_t* m) {
   const size_t edge[] = {1, size_t(P > 1 ? P - 1 : 1), size_t(P), size_t(P + 1)};
   switch (g.below(5)) {
-    case 0: *n = 1 + g.below(64); *m = 1 + g.below(64); break;
-    case 1: *n = g.pick(edge); *m = 1 + g.below(1000); break;
-    case 2: *n = 1 + g.below(4096); *m = 1 + g.below(8); break;
-    case 3: *n = 1 + g.below(8); *m = 1 + g.below(4096); break;
+    case 0:
+      *n = 1 + g.below(64);
+      *m = 1 + g.below(64);
+      break;
+    case 1:
+      *n = g.pick(edge);
+      *m = 1 + g.below(1000);
+      break;
+    case 2:
+      *n = 1 + g.below(4096);
+      *m = 1 + g.below(8);
+      break;
+    case 3:
+      *n = 1 + g.below(8);
+      *m = 1 + g.below(4096);
+      break;
     default: {
       const size_t s = std::max<size_t>(1, size_t(std::sqrt(double(cap))));
       *n = 1 + g.below(s);
@@ -68,11 +81,13 @@ Plan planCall(uint64_t seed, uint64_t index, int P, size_t maxCount) {
   Plan p;
   p.index = index;
   // Weights: dense collectives ~ half of the calls, then sparse, DSOP, top-k, neighbour.
-  static const Api kDeck[] = {Api::AllReduce, Api::AllReduce, Api::AllReduce, Api::AllReduce, Api::AllReduce,
-                              Api::ReduceScatter, Api::ReduceScatter, Api::ReduceScatter, Api::AllGather,
-                              Api::AllGather, Api::AllGather, Api::Barrier, Api::Sparse, Api::Sparse, Api::Sparse,
-                              Api::Sparse, Api::Dsop, Api::Dsop, Api::DsopSparse, Api::Topk, Api::Topk,
-                              Api::Neighbor, Api::Neighbor, Api::Broadcast, Api::Broadcast};
+  static const Api kDeck[] = {Api::AllReduce, Api::AllReduce,     Api::AllReduce,     Api::AllReduce,
+                              Api::AllReduce, Api::ReduceScatter, Api::ReduceScatter, Api::ReduceScatter,
+                              Api::AllGather, Api::AllGather,     Api::AllGather,     Api::Barrier,
+                              Api::Sparse,    Api::Sparse,        Api::Sparse,        Api::Sparse,
+                              Api::Dsop,      Api::Dsop,          Api::DsopSparse,    Api::Topk,
+                              Api::Topk,      Api::Neighbor,      Api::Neighbor,      Api::Broadcast,
+                              Api::Broadcast};
   p.api = g.pick(kDeck);
   static const scDataType_t kFloats[] = {scFloat16, scFloat32, scFloat64, scBfloat16};
   p.dt = g.pick(dtest::kAllTypes);
@@ -193,14 +208,12 @@ std::string Plan::sig() const {
       else os << " density_a=" << da << " density_b=" << db;
       break;
     case Api::Topk:
-      os << " method=" << scTopkMethodName(scTopkMethod_t(method)) << " dtype=" << dtest::typeStr(dt)
-         << " n=" << count << " k=" << k << " bucket=" << bucket << (fixedOut ? " fixed" : " variable")
+      os << " method=" << scTopkMethodName(scTopkMethod_t(method)) << " dtype=" << dtest::typeStr(dt) << " n=" << count
+         << " k=" << k << " bucket=" << bucket << (fixedOut ? " fixed" : " variable")
          << " index=" << (it == scIndexU64 ? "u64" : "u32") << " steps=" << steps
          << " sparse_algo=" << scSparseAlgoName(scSparseAlgo_t(algo));
       break;
-    case Api::Neighbor:
-      os << " graph=" << graphKind << " graph_seed=" << graphSeed << " calls=" << nbrCalls;
-      break;
+    case Api::Neighbor: os << " graph=" << graphKind << " graph_seed=" << graphSeed << " calls=" << nbrCalls; break;
   }
   return os.str();
 }

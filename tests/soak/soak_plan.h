@@ -22,7 +22,9 @@ struct Rng {
   double unit() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
   bool chance(double p) { return unit() < p; }
   template <typename T, size_t N>
-  T pick(const T (&a)[N]) { return a[below(N)]; }
+  T pick(const T (&a)[N]) {
+    return a[below(N)];
+  }
 };
 uint64_t mix2(uint64_t a, uint64_t b);
 
@@ -31,10 +33,10 @@ struct Plan {
   Api api = Api::Barrier;
   scDataType_t dt = scFloat32;
   scRedOp_t op = scSum;
-  int algo = 0;         // the API's own algorithm enum
-  size_t count = 0;     // dense count / sparse dim / top-k n / neighbour count
+  int algo = 0;      // the API's own algorithm enum
+  size_t count = 0;  // dense count / sparse dim / top-k n / neighbour count
   bool inPlace = false;
-  int root = 0;         // broadcast
+  int root = 0;  // broadcast
   // sparse allreduce
   int dist = 0;
   double density = 0;
@@ -45,7 +47,7 @@ struct Plan {
   int earlyGroup = 0;
   // DSOP (dense and sparse)
   size_t n = 0, m = 0;
-  bool real = false;    // real-valued operands, checked against the rounding bound
+  bool real = false;  // real-valued operands, checked against the rounding bound
   double da = 0, db = 0;
   // top-k with error feedback
   int method = 0, steps = 1;

@@ -38,8 +38,8 @@ double fromBits(uint64_t bits, scDataType_t dt) { return tk::load(&bits, 0, dt);
 bool isZero(uint64_t bits, scDataType_t dt) { return (bits << (64 - 8 * tk::esz(dt)) << 1) == 0; }
 
 // The contract of one feedback step on this rank (see the file comment).
-void checkStep(const Plan& p, const tk::Buf& g, const std::vector<uint64_t>& rOld, const void* rNew,
-               const tk::Sel& sel, size_t cap) {
+void checkStep(const Plan& p, const tk::Buf& g, const std::vector<uint64_t>& rOld, const void* rNew, const tk::Sel& sel,
+               size_t cap) {
   const size_t n = p.count;
   tk::expectSortedUnique(sel.idx, n);
   EXPECT_LE(sel.info.nnz, cap);

@@ -31,8 +31,12 @@ struct HostMem : Mem {
     bufs.push_back(std::make_unique<std::vector<uint8_t>>(std::max<size_t>(bytes, 1), 0xCD));
     return bufs.back()->data();
   }
-  void put(void* dst, const void* src, size_t bytes) override { if (bytes) std::memcpy(dst, src, bytes); }
-  void get(void* dst, const void* src, size_t bytes) override { if (bytes) std::memcpy(dst, src, bytes); }
+  void put(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void get(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
 };
 
 struct OpsSuite {
@@ -45,8 +49,14 @@ struct OpsSuite {
   std::mt19937_64 rng;
 
   OpsSuite(sc::sp::SparseOps& s, Mem& m, uint64_t seed)
-      : sub(s), mem(m), ref(sc::sp::makeCpuOps(s.it, s.vt, sc::sp::OpsEnv{})), it(s.it), vt(s.vt),
-        isz(s.isz), vsz(s.vsz), rng(seed) {}
+      : sub(s),
+        mem(m),
+        ref(sc::sp::makeCpuOps(s.it, s.vt, sc::sp::OpsEnv{})),
+        it(s.it),
+        vt(s.vt),
+        isz(s.isz),
+        vsz(s.vsz),
+        rng(seed) {}
 
   using Bytes = std::vector<uint8_t>;
   Bytes idxBytes(const std::vector<uint64_t>& x) const { return packIndices(x, it); }
@@ -237,9 +247,9 @@ struct OpsSuite {
       const std::vector<uint64_t> a = sorted(0, 4 * n + 10, n);
       mergeCase(a, {});
       mergeCase({}, a);
-      mergeCase(a, a);                           // full overlap
+      mergeCase(a, a);                             // full overlap
       mergeCase(a, sorted(0, 4 * n + 10, n / 2));  // partial overlap
-      std::vector<uint64_t> odd;                 // disjoint interleaved
+      std::vector<uint64_t> odd;                   // disjoint interleaved
       for (uint64_t v : a) odd.push_back(v * 2 + 1);
       std::vector<uint64_t> even;
       for (uint64_t v : a) even.push_back(v * 2);
@@ -253,8 +263,11 @@ struct OpsSuite {
       splitCase({}, b);
       splitCase(sorted(0, N, 5000), b);
       splitCase(sorted(b[parts / 2], b[parts / 2 + 1] - b[parts / 2], 300), b);  // one part only
-      std::vector<uint64_t> edges;                                            // every boundary and its predecessor
-      for (int p = 1; p < parts; ++p) { edges.push_back(b[p] - 1); edges.push_back(b[p]); }
+      std::vector<uint64_t> edges;                                               // every boundary and its predecessor
+      for (int p = 1; p < parts; ++p) {
+        edges.push_back(b[p] - 1);
+        edges.push_back(b[p]);
+      }
       std::sort(edges.begin(), edges.end());
       edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
       splitCase(edges, b);

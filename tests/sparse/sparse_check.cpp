@@ -62,15 +62,15 @@ bool checkCall(scComm_t comm, int rank, const Call& c, const Input& in, const st
   scResult_t rc;
   if (!c.sparseOut) {
     std::vector<uint8_t> out(c.N * esz, 0xA5);  // garbage: every element must be written
-    rc = scSparseAllReduceEx(idx.data(), val.data(), in.idx.size(), c.N, c.it, c.dt, c.op, c.algo, c.opts,
-                             out.data(), comm, nullptr);
+    rc = scSparseAllReduceEx(idx.data(), val.data(), in.idx.size(), c.N, c.it, c.dt, c.op, c.algo, c.opts, out.data(),
+                             comm, nullptr);
     if (rc == scSuccess) {
       err = compareDense(out.data(), want, c.N, c.dt);
       dig = digest(out.data(), out.size());
     }
   } else {
-    rc = scSparseAllReduceToSparse(idx.data(), val.data(), in.idx.size(), c.N, c.it, c.dt, c.op, c.algo, c.opts,
-                                   result, comm, nullptr);
+    rc = scSparseAllReduceToSparse(idx.data(), val.data(), in.idx.size(), c.N, c.it, c.dt, c.op, c.algo, c.opts, result,
+                                   comm, nullptr);
     if (rc == scSuccess) {
       int dense = -1;
       size_t nnz = 0, dim = 0;

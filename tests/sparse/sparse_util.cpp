@@ -88,10 +88,17 @@ Input makeInput(Dist d, uint64_t N, uint64_t k, int rank, int P, uint64_t seed, 
       for (uint64_t tries = 0; have < std::min(k, N) && tries < 20 * k + 1000; ++tries) {
         const double u = g.unit();
         const uint64_t x = std::min<uint64_t>(N - 1, uint64_t(double(N) * u * u * u));
-        if (!mark[x]) { mark[x] = 1; ++have; }
+        if (!mark[x]) {
+          mark[x] = 1;
+          ++have;
+        }
       }
-      for (uint64_t x = g.next() % std::max<uint64_t>(N, 1), n = 0; have < std::min(k, N) && n < N; ++n, x = (x + 1) % N)
-        if (!mark[x]) { mark[x] = 1; ++have; }
+      for (uint64_t x = g.next() % std::max<uint64_t>(N, 1), n = 0; have < std::min(k, N) && n < N;
+           ++n, x = (x + 1) % N)
+        if (!mark[x]) {
+          mark[x] = 1;
+          ++have;
+        }
       for (uint64_t x = 0; x < N; ++x)
         if (mark[x]) in.idx.push_back(x);
       break;
@@ -121,22 +128,61 @@ std::vector<uint8_t> packIndices(const std::vector<uint64_t>& idx, scIndexType_t
   std::vector<uint8_t> b(idx.size() * isz);
   for (size_t i = 0; i < idx.size(); ++i) {
     if (isz == 8) std::memcpy(&b[i * 8], &idx[i], 8);
-    else { const uint32_t v = uint32_t(idx[i]); std::memcpy(&b[i * 4], &v, 4); }
+    else {
+      const uint32_t v = uint32_t(idx[i]);
+      std::memcpy(&b[i * 4], &v, 4);
+    }
   }
   return b;
 }
 
 void encode(double v, scDataType_t t, void* dst) {
   switch (t) {
-    case scInt8: { int8_t x = int8_t(v); std::memcpy(dst, &x, 1); break; }
-    case scUint8: { uint8_t x = uint8_t(int64_t(v)); std::memcpy(dst, &x, 1); break; }
-    case scInt32: { int32_t x = int32_t(v); std::memcpy(dst, &x, 4); break; }
-    case scUint32: { uint32_t x = uint32_t(int64_t(v)); std::memcpy(dst, &x, 4); break; }
-    case scInt64: { int64_t x = int64_t(v); std::memcpy(dst, &x, 8); break; }
-    case scUint64: { uint64_t x = uint64_t(int64_t(v)); std::memcpy(dst, &x, 8); break; }
-    case scFloat16: { uint16_t x = sc::floatToHalf(float(v)); std::memcpy(dst, &x, 2); break; }
-    case scBfloat16: { uint16_t x = sc::floatToBf16(float(v)); std::memcpy(dst, &x, 2); break; }
-    case scFloat32: { float x = float(v); std::memcpy(dst, &x, 4); break; }
+    case scInt8: {
+      int8_t x = int8_t(v);
+      std::memcpy(dst, &x, 1);
+      break;
+    }
+    case scUint8: {
+      uint8_t x = uint8_t(int64_t(v));
+      std::memcpy(dst, &x, 1);
+      break;
+    }
+    case scInt32: {
+      int32_t x = int32_t(v);
+      std::memcpy(dst, &x, 4);
+      break;
+    }
+    case scUint32: {
+      uint32_t x = uint32_t(int64_t(v));
+      std::memcpy(dst, &x, 4);
+      break;
+    }
+    case scInt64: {
+      int64_t x = int64_t(v);
+      std::memcpy(dst, &x, 8);
+      break;
+    }
+    case scUint64: {
+      uint64_t x = uint64_t(int64_t(v));
+      std::memcpy(dst, &x, 8);
+      break;
+    }
+    case scFloat16: {
+      uint16_t x = sc::floatToHalf(float(v));
+      std::memcpy(dst, &x, 2);
+      break;
+    }
+    case scBfloat16: {
+      uint16_t x = sc::floatToBf16(float(v));
+      std::memcpy(dst, &x, 2);
+      break;
+    }
+    case scFloat32: {
+      float x = float(v);
+      std::memcpy(dst, &x, 4);
+      break;
+    }
     case scFloat64: std::memcpy(dst, &v, 8); break;
     default: break;
   }
@@ -162,7 +208,7 @@ std::vector<uint8_t> expectedDense(const std::vector<Input>& all, uint64_t N, sc
     if (op == scAvg && P > 1) {
       if (integer) v = double(int64_t(v) / P);  // truncation toward zero
       else if (t == scFloat64) v = v / P;
-      else v = double(float(v) / float(P));     // float32 division, rounded once by encode
+      else v = double(float(v) / float(P));  // float32 division, rounded once by encode
     }
     encode(v, t, &out[i * esz]);
   }

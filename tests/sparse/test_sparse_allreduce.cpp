@@ -28,19 +28,22 @@ struct Prepared {
 // Every algorithm x {dense, sparse output} on each prepared case.
 void runCases(int P, const std::vector<Prepared>& cases) {
   const scConfig_t cfg = testCfg();
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    scSparseResult_t res = nullptr;
-    ASSERT_EQ(scSparseResultCreate(comm, &res), scSuccess);
-    for (const Prepared& p : cases)
-      for (scSparseAlgo_t algo : kAllAlgos)
-        for (bool sparseOut : {false, true}) {
-          Call c = p.call;
-          c.algo = algo;
-          c.sparseOut = sparseOut;
-          checkCall(comm, rank, c, p.in[rank], p.want, res);
-        }
-    scSparseResultDestroy(res);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        scSparseResult_t res = nullptr;
+        ASSERT_EQ(scSparseResultCreate(comm, &res), scSuccess);
+        for (const Prepared& p : cases)
+          for (scSparseAlgo_t algo : kAllAlgos)
+            for (bool sparseOut : {false, true}) {
+              Call c = p.call;
+              c.algo = algo;
+              c.sparseOut = sparseOut;
+              checkCall(comm, rank, c, p.in[rank], p.want, res);
+            }
+        scSparseResultDestroy(res);
+      },
+      &cfg);
 }
 
 Prepared prepare(Dist d, uint64_t N, uint64_t k, int P, uint64_t seed, scDataType_t dt = scFloat32,
@@ -94,8 +97,8 @@ TEST(SparseAllReduce, SpecialIndexSets) {
 }
 
 TEST(SparseAllReduce, AllTypesBothIndexTypesSumAndAvg) {
-  const scDataType_t kTypes[] = {scInt8,    scUint8,   scInt32,   scUint32,  scInt64,
-                                 scUint64,  scFloat16, scFloat32, scFloat64, scBfloat16};
+  const scDataType_t kTypes[] = {scInt8,   scUint8,   scInt32,   scUint32,  scInt64,
+                                 scUint64, scFloat16, scFloat32, scFloat64, scBfloat16};
   for (int P : gridP({3, 4})) {
     std::vector<Prepared> cases;
     for (scDataType_t dt : kTypes)
@@ -145,21 +148,24 @@ TEST(SparseAllReduce, SortAndCoalesce) {
     scSparseOptions_t o = SC_SPARSE_OPTIONS_INITIALIZER;
     o.flags = scSparseSortInput;
     const scConfig_t cfg = testCfg();
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      scSparseResult_t res = nullptr;
-      ASSERT_EQ(scSparseResultCreate(comm, &res), scSuccess);
-      for (scSparseAlgo_t algo : kAllAlgos)
-        for (bool sparseOut : {false, true}) {
-          Call c;
-          c.algo = algo;
-          c.sparseOut = sparseOut;
-          c.dt = scInt32;
-          c.N = N;
-          c.opts = &o;
-          checkCall(comm, rank, c, in[rank], want, res);
-        }
-      scSparseResultDestroy(res);
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          scSparseResult_t res = nullptr;
+          ASSERT_EQ(scSparseResultCreate(comm, &res), scSuccess);
+          for (scSparseAlgo_t algo : kAllAlgos)
+            for (bool sparseOut : {false, true}) {
+              Call c;
+              c.algo = algo;
+              c.sparseOut = sparseOut;
+              c.dt = scInt32;
+              c.N = N;
+              c.opts = &o;
+              checkCall(comm, rank, c, in[rank], want, res);
+            }
+          scSparseResultDestroy(res);
+        },
+        &cfg);
   }
 }
 
@@ -243,24 +249,28 @@ TEST(SparseAllReduce, ResultReuseAndAlgoFor) {
   for (int P : gridP({2, 4})) {
     const uint64_t N = 30000;
     std::vector<Prepared> cases;
-    for (double dens : {0.3, 0.001, 0.05, 1.0, 0.0}) cases.push_back(prepare(Dist::Uniform, N, kFor(N, dens), P, 50 + cases.size()));
+    for (double dens : {0.3, 0.001, 0.05, 1.0, 0.0})
+      cases.push_back(prepare(Dist::Uniform, N, kFor(N, dens), P, 50 + cases.size()));
     const scConfig_t cfg = testCfg();
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      scSparseResult_t res = nullptr;
-      ASSERT_EQ(scSparseResultCreate(comm, &res), scSuccess);
-      for (const Prepared& p : cases) {
-        Call c = p.call;
-        c.sparseOut = true;
-        checkCall(comm, rank, c, p.in[rank], p.want, res);
-        std::vector<size_t> nnz;
-        for (const Input& i : p.in) nnz.push_back(i.idx.size());
-        scSparseAlgo_t predicted = scSparseAuto, used = scSparseAuto;
-        EXPECT_EQ(scSparseAlgoFor(comm, nnz.data(), N, scIndexU32, scFloat32, nullptr, 0, &predicted), scSuccess);
-        EXPECT_EQ(scSparseResultAlgo(res, &used), scSuccess);
-        EXPECT_EQ(predicted, used);
-      }
-      EXPECT_EQ(scSparseResultDestroy(res), scSuccess);
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          scSparseResult_t res = nullptr;
+          ASSERT_EQ(scSparseResultCreate(comm, &res), scSuccess);
+          for (const Prepared& p : cases) {
+            Call c = p.call;
+            c.sparseOut = true;
+            checkCall(comm, rank, c, p.in[rank], p.want, res);
+            std::vector<size_t> nnz;
+            for (const Input& i : p.in) nnz.push_back(i.idx.size());
+            scSparseAlgo_t predicted = scSparseAuto, used = scSparseAuto;
+            EXPECT_EQ(scSparseAlgoFor(comm, nnz.data(), N, scIndexU32, scFloat32, nullptr, 0, &predicted), scSuccess);
+            EXPECT_EQ(scSparseResultAlgo(res, &used), scSuccess);
+            EXPECT_EQ(predicted, used);
+          }
+          EXPECT_EQ(scSparseResultDestroy(res), scSuccess);
+        },
+        &cfg);
   }
 }
 

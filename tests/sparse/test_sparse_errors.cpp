@@ -60,8 +60,8 @@ void expectError(int P, const char* what, const Mutator& bad, const std::functio
                                      a.nullResult ? nullptr : res, comm, a.stream);
       scSparseResultDestroy(res);
     } else {
-      rc = scSparseAllReduceEx(ip, vp, a.nnz, a.dim, a.it, a.vt, a.op, a.algo, a.useOpts ? &a.opt : nullptr, out,
-                               comm, a.stream);
+      rc = scSparseAllReduceEx(ip, vp, a.nnz, a.dim, a.it, a.vt, a.op, a.algo, a.useOpts ? &a.opt : nullptr, out, comm,
+                               a.stream);
     }
     const std::string msg = scGetLastError(comm);
     EXPECT_EQ(rc, code) << "rank " << rank << ": " << msg;
@@ -82,71 +82,138 @@ bool rank1(int r) { return r == 1; }
 
 TEST(SparseErrors, DataErrorsOnOneRank) {
   for (int P : gridP({2, 3, 4})) {
-    auto only1 = [](const Mutator& m) { return [m](Args& a, int r) { if (r == 1) m(a, r); }; };
-    expectError(P, "unsorted", only1([](Args& a, int) { a.idx = {3, 42, 10, 99}; }), rank1,
-                "indices[2] = 10 is below indices[1] = 42");
-    expectError(P, "duplicate", only1([](Args& a, int) { a.idx = {3, 10, 10, 99}; }), rank1,
-                "indices[2] = 10 repeats indices[1] = 10");
-    expectError(P, "index >= dim", only1([](Args& a, int) { a.idx = {3, 10, 42, 100}; }), rank1,
-                "indices[3] = 100 is not below dim = 100");
+    auto only1 = [](const Mutator& m) {
+      return [m](Args& a, int r) {
+        if (r == 1) m(a, r);
+      };
+    };
+    expectError(P, "unsorted", only1([](Args& a, int) {
+                  a.idx = {3, 42, 10, 99};
+                }),
+                rank1, "indices[2] = 10 is below indices[1] = 42");
+    expectError(P, "duplicate", only1([](Args& a, int) {
+                  a.idx = {3, 10, 10, 99};
+                }),
+                rank1, "indices[2] = 10 repeats indices[1] = 10");
+    expectError(P, "index >= dim", only1([](Args& a, int) {
+                  a.idx = {3, 10, 42, 100};
+                }),
+                rank1, "indices[3] = 100 is not below dim = 100");
     expectError(P, "nnz > dim", only1([](Args& a, int) { a.dim = 3; }), rank1, "nnz = 4 exceeds dim = 3");
     expectError(P, "NULL indices", only1([](Args& a, int) { a.ip = reinterpret_cast<const void*>(1); }), rank1,
                 "indices is NULL with nnz = 4");
     expectError(P, "NULL values", only1([](Args& a, int) { a.vp = reinterpret_cast<const void*>(1); }), rank1,
                 "values is NULL with nnz = 4");
-    expectError(P, "range error with sort flag", [](Args& a, int r) {
-                  a.useOpts = true;
-                  a.opt.flags = scSparseSortInput;
-                  if (r == 1) a.idx = {99, 3, 1000, 3};
-                },
-                rank1, "indices[2] = 1000 is not below dim = 100");
+    expectError(
+        P, "range error with sort flag",
+        [](Args& a, int r) {
+          a.useOpts = true;
+          a.opt.flags = scSparseSortInput;
+          if (r == 1) a.idx = {99, 3, 1000, 3};
+        },
+        rank1, "indices[2] = 1000 is not below dim = 100");
   }
 }
 
 TEST(SparseErrors, MismatchAcrossRanks) {
   for (int P : gridP({2, 3})) {
-    expectError(P, "dims differ", [P](Args& a, int r) { if (r == P - 1) a.dim = kN + 1; }, all,
-                "dim differs across ranks");
-    expectError(P, "value types differ", [](Args& a, int r) { if (r == 1) { a.vt = scInt32; } }, all,
-                "value type differs across ranks");
-    expectError(P, "algorithms differ", [](Args& a, int r) { a.algo = r ? scSsarRecDbl : scSparseDense; }, all,
-                "algorithm differs across ranks");
-    expectError(P, "options differ", [](Args& a, int r) {
-                  a.useOpts = true;
-                  a.opt.switchDensity = r ? 0.5 : 0.25;
-                }, all, "switchDensity");
+    expectError(
+        P, "dims differ",
+        [P](Args& a, int r) {
+          if (r == P - 1) a.dim = kN + 1;
+        },
+        all, "dim differs across ranks");
+    expectError(
+        P, "value types differ",
+        [](Args& a, int r) {
+          if (r == 1) {
+            a.vt = scInt32;
+          }
+        },
+        all, "value type differs across ranks");
+    expectError(
+        P, "algorithms differ", [](Args& a, int r) { a.algo = r ? scSsarRecDbl : scSparseDense; }, all,
+        "algorithm differs across ranks");
+    expectError(
+        P, "options differ",
+        [](Args& a, int r) {
+          a.useOpts = true;
+          a.opt.switchDensity = r ? 0.5 : 0.25;
+        },
+        all, "switchDensity");
   }
 }
 
 TEST(SparseErrors, BadArgumentsEverywhere) {
   for (int P : gridP({1, 2, 3})) {
-    expectError(P, "op max", [](Args& a, int) { a.op = scMax; }, all, "sum and avg only");
-    expectError(P, "op prod", [](Args& a, int) { a.op = scProd; }, all, "sum and avg only");
-    expectError(P, "unknown op", [](Args& a, int) { a.op = scRedOp_t(17); }, all, "unknown reduction op 17");
-    expectError(P, "unknown itype", [](Args& a, int) { a.it = scIndexType_t(5); }, all, "unknown index type 5");
-    expectError(P, "unknown vtype", [](Args& a, int) { a.vt = scDataType_t(42); }, all, "unknown data type 42");
-    expectError(P, "unknown algo", [](Args& a, int) { a.algo = scSparseAlgo_t(9); }, all,
-                "unknown sparse algorithm 9");
-    expectError(P, "NULL denseOut", [](Args& a, int) { a.outSet = true; a.outp = nullptr; }, all,
-                "denseOut is NULL with dim = 100");
-    expectError(P, "denseOut overlaps values", [](Args& a, int) {
-                  a.val.resize(kN);
-                  a.outSet = true;
-                  a.outp = a.val.data();
-                }, all, "denseOut overlaps");
-    expectError(P, "uint32 with dim > 2^32", [](Args& a, int) { a.dim = (uint64_t(1) << 32) + 1; }, all,
-                "needs 64-bit indices");
-    expectError(P, "stream on a host communicator", [](Args& a, int) { a.stream = &a; }, all,
-                "stream must be NULL on a host communicator");
-    expectError(P, "options size", [](Args& a, int) { a.useOpts = true; a.opt.size = 3; }, all,
-                "scSparseOptions_t.size is 3");
-    expectError(P, "switchDensity", [](Args& a, int) { a.useOpts = true; a.opt.switchDensity = 1.5; }, all,
-                "switchDensity must be in [0, 1]");
-    expectError(P, "group size", [](Args& a, int) { a.useOpts = true; a.opt.earlyGroupSize = 3; }, all,
-                "earlyGroupSize must be 0 or a power of two");
-    expectError(P, "flags", [](Args& a, int) { a.useOpts = true; a.opt.flags = 8; }, all, "unknown bits");
-    expectError(P, "NULL result", [](Args& a, int) { a.sparseOut = true; a.nullResult = true; }, all,
-                "sparse result handle is NULL");
+    expectError(
+        P, "op max", [](Args& a, int) { a.op = scMax; }, all, "sum and avg only");
+    expectError(
+        P, "op prod", [](Args& a, int) { a.op = scProd; }, all, "sum and avg only");
+    expectError(
+        P, "unknown op", [](Args& a, int) { a.op = scRedOp_t(17); }, all, "unknown reduction op 17");
+    expectError(
+        P, "unknown itype", [](Args& a, int) { a.it = scIndexType_t(5); }, all, "unknown index type 5");
+    expectError(
+        P, "unknown vtype", [](Args& a, int) { a.vt = scDataType_t(42); }, all, "unknown data type 42");
+    expectError(
+        P, "unknown algo", [](Args& a, int) { a.algo = scSparseAlgo_t(9); }, all, "unknown sparse algorithm 9");
+    expectError(
+        P, "NULL denseOut",
+        [](Args& a, int) {
+          a.outSet = true;
+          a.outp = nullptr;
+        },
+        all, "denseOut is NULL with dim = 100");
+    expectError(
+        P, "denseOut overlaps values",
+        [](Args& a, int) {
+          a.val.resize(kN);
+          a.outSet = true;
+          a.outp = a.val.data();
+        },
+        all, "denseOut overlaps");
+    expectError(
+        P, "uint32 with dim > 2^32", [](Args& a, int) { a.dim = (uint64_t(1) << 32) + 1; }, all,
+        "needs 64-bit indices");
+    expectError(
+        P, "stream on a host communicator", [](Args& a, int) { a.stream = &a; }, all,
+        "stream must be NULL on a host communicator");
+    expectError(
+        P, "options size",
+        [](Args& a, int) {
+          a.useOpts = true;
+          a.opt.size = 3;
+        },
+        all, "scSparseOptions_t.size is 3");
+    expectError(
+        P, "switchDensity",
+        [](Args& a, int) {
+          a.useOpts = true;
+          a.opt.switchDensity = 1.5;
+        },
+        all, "switchDensity must be in [0, 1]");
+    expectError(
+        P, "group size",
+        [](Args& a, int) {
+          a.useOpts = true;
+          a.opt.earlyGroupSize = 3;
+        },
+        all, "earlyGroupSize must be 0 or a power of two");
+    expectError(
+        P, "flags",
+        [](Args& a, int) {
+          a.useOpts = true;
+          a.opt.flags = 8;
+        },
+        all, "unknown bits");
+    expectError(
+        P, "NULL result",
+        [](Args& a, int) {
+          a.sparseOut = true;
+          a.nullResult = true;
+        },
+        all, "sparse result handle is NULL");
   }
 }
 

@@ -116,7 +116,13 @@ TEST(SparseGpu, SchedulesOnDeviceMemory) {
   for (int P : {1, 2, 3, 4, 5, 8}) {
     SCOPED_TRACE(testing::Message() << "P=" << P);
     const uint64_t N = 50021;
-    struct Case { Dist d; double dens; scDataType_t dt; scIndexType_t it; scRedOp_t op; };
+    struct Case {
+      Dist d;
+      double dens;
+      scDataType_t dt;
+      scIndexType_t it;
+      scRedOp_t op;
+    };
     const Case cases[] = {{Dist::Uniform, 1e-3, scFloat32, scIndexU32, scSum},
                           {Dist::PowerLaw, 0.05, scFloat16, scIndexU64, scSum},
                           {Dist::Uniform, 0.3, scInt32, scIndexU32, scAvg},
@@ -131,61 +137,65 @@ TEST(SparseGpu, SchedulesOnDeviceMemory) {
     }
     std::vector<int> devices(P, 0);
     scConfig_t cfg = sctest::testConfig();
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-      cudaStream_t stream;
-      ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-      scSparseResult_t res = nullptr;
-      ASSERT_EQ(scSparseResultCreate(comm, &res), scSuccess);
-      for (size_t ci = 0; ci < std::size(cases); ++ci) {
-        const Case& c = cases[ci];
-        const Input& in = inputs[ci][rank];
-        const auto hi = packIndices(in.idx, c.it);
-        const auto hv = packValues(in.val, c.dt);
-        const size_t esz = typeSize(c.dt), isz = c.it == scIndexU64 ? 8 : 4;
-        void *di = nullptr, *dv = nullptr, *dout = nullptr;
-        ASSERT_EQ(cudaMalloc(&di, hi.size() + 1), cudaSuccess);
-        ASSERT_EQ(cudaMalloc(&dv, hv.size() + 1), cudaSuccess);
-        ASSERT_EQ(cudaMalloc(&dout, N * esz), cudaSuccess);
-        ASSERT_EQ(cudaMemcpy(di, hi.data(), hi.size(), cudaMemcpyHostToDevice), cudaSuccess);
-        ASSERT_EQ(cudaMemcpy(dv, hv.data(), hv.size(), cudaMemcpyHostToDevice), cudaSuccess);
-        for (scSparseAlgo_t algo : kAllAlgos) {
-          SCOPED_TRACE(testing::Message() << "case " << ci << " " << scSparseAlgoName(algo));
-          // Dense result.
-          EXPECT_EQ(scSparseAllReduce(di, dv, in.idx.size(), N, c.it, c.dt, c.op, algo, dout, comm, stream),
-                    scSuccess)
-              << scGetLastError(comm);
-          EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-          std::vector<uint8_t> out(N * esz);
-          EXPECT_EQ(cudaMemcpy(out.data(), dout, out.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-          EXPECT_EQ(compareDense(out.data(), wants[ci], N, c.dt), "") << "rank " << rank;
-          int d1 = 0;  // bit-identical across ranks (digest over host-side copies)
-          EXPECT_TRUE(sameOnAllRanks(comm, digest(out.data(), out.size()))) << "rank " << rank;
-          // Sparse result.
-          EXPECT_EQ(scSparseAllReduceToSparse(di, dv, in.idx.size(), N, c.it, c.dt, c.op, algo, nullptr, res, comm,
-                                              stream),
-                    scSuccess)
-              << scGetLastError(comm);
-          EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-          size_t nnz = 0;
-          const void *ri = nullptr, *rv = nullptr;
-          scSparseResultIsDense(res, &d1);
-          scSparseResultNnz(res, &nnz);
-          scSparseResultIndices(res, &ri);
-          scSparseResultValues(res, &rv);
-          std::vector<uint8_t> hri(nnz * isz + 1), hrv(nnz * esz + 1);
-          if (!d1 && nnz) EXPECT_EQ(cudaMemcpy(hri.data(), ri, nnz * isz, cudaMemcpyDeviceToHost), cudaSuccess);
-          if (nnz) EXPECT_EQ(cudaMemcpy(hrv.data(), rv, nnz * esz, cudaMemcpyDeviceToHost), cudaSuccess);
-          if (d1) EXPECT_EQ(compareDense(hrv.data(), wants[ci], N, c.dt), "") << "rank " << rank;
-          else EXPECT_EQ(compareSparse(hri.data(), hrv.data(), nnz, c.it, wants[ci], N, c.dt), "") << "rank " << rank;
-        }
-        cudaFree(di);
-        cudaFree(dv);
-        cudaFree(dout);
-      }
-      scSparseResultDestroy(res);
-      cudaStreamDestroy(stream);
-    }, &cfg, devices.data());
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+          cudaStream_t stream;
+          ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+          scSparseResult_t res = nullptr;
+          ASSERT_EQ(scSparseResultCreate(comm, &res), scSuccess);
+          for (size_t ci = 0; ci < std::size(cases); ++ci) {
+            const Case& c = cases[ci];
+            const Input& in = inputs[ci][rank];
+            const auto hi = packIndices(in.idx, c.it);
+            const auto hv = packValues(in.val, c.dt);
+            const size_t esz = typeSize(c.dt), isz = c.it == scIndexU64 ? 8 : 4;
+            void *di = nullptr, *dv = nullptr, *dout = nullptr;
+            ASSERT_EQ(cudaMalloc(&di, hi.size() + 1), cudaSuccess);
+            ASSERT_EQ(cudaMalloc(&dv, hv.size() + 1), cudaSuccess);
+            ASSERT_EQ(cudaMalloc(&dout, N * esz), cudaSuccess);
+            ASSERT_EQ(cudaMemcpy(di, hi.data(), hi.size(), cudaMemcpyHostToDevice), cudaSuccess);
+            ASSERT_EQ(cudaMemcpy(dv, hv.data(), hv.size(), cudaMemcpyHostToDevice), cudaSuccess);
+            for (scSparseAlgo_t algo : kAllAlgos) {
+              SCOPED_TRACE(testing::Message() << "case " << ci << " " << scSparseAlgoName(algo));
+              // Dense result.
+              EXPECT_EQ(scSparseAllReduce(di, dv, in.idx.size(), N, c.it, c.dt, c.op, algo, dout, comm, stream),
+                        scSuccess)
+                  << scGetLastError(comm);
+              EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+              std::vector<uint8_t> out(N * esz);
+              EXPECT_EQ(cudaMemcpy(out.data(), dout, out.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+              EXPECT_EQ(compareDense(out.data(), wants[ci], N, c.dt), "") << "rank " << rank;
+              int d1 = 0;  // bit-identical across ranks (digest over host-side copies)
+              EXPECT_TRUE(sameOnAllRanks(comm, digest(out.data(), out.size()))) << "rank " << rank;
+              // Sparse result.
+              EXPECT_EQ(scSparseAllReduceToSparse(di, dv, in.idx.size(), N, c.it, c.dt, c.op, algo, nullptr, res, comm,
+                                                  stream),
+                        scSuccess)
+                  << scGetLastError(comm);
+              EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+              size_t nnz = 0;
+              const void *ri = nullptr, *rv = nullptr;
+              scSparseResultIsDense(res, &d1);
+              scSparseResultNnz(res, &nnz);
+              scSparseResultIndices(res, &ri);
+              scSparseResultValues(res, &rv);
+              std::vector<uint8_t> hri(nnz * isz + 1), hrv(nnz * esz + 1);
+              if (!d1 && nnz) EXPECT_EQ(cudaMemcpy(hri.data(), ri, nnz * isz, cudaMemcpyDeviceToHost), cudaSuccess);
+              if (nnz) EXPECT_EQ(cudaMemcpy(hrv.data(), rv, nnz * esz, cudaMemcpyDeviceToHost), cudaSuccess);
+              if (d1) EXPECT_EQ(compareDense(hrv.data(), wants[ci], N, c.dt), "") << "rank " << rank;
+              else
+                EXPECT_EQ(compareSparse(hri.data(), hrv.data(), nnz, c.it, wants[ci], N, c.dt), "") << "rank " << rank;
+            }
+            cudaFree(di);
+            cudaFree(dv);
+            cudaFree(dout);
+          }
+          scSparseResultDestroy(res);
+          cudaStreamDestroy(stream);
+        },
+        &cfg, devices.data());
   }
 }
 
@@ -196,32 +206,35 @@ TEST(SparseGpu, BadInputOnDevice) {
   const int P = 2;
   std::vector<int> devices(P, 0);
   scConfig_t cfg = sctest::testConfig();
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-    const uint32_t good[] = {1, 5, 9}, bad[] = {1, 9, 5};
-    const float val[] = {1, 2, 3};
-    void *di = nullptr, *dv = nullptr, *dout = nullptr;
-    ASSERT_EQ(cudaMalloc(&di, sizeof good), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&dv, sizeof val), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&dout, 10 * sizeof(float)), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(di, rank == 1 ? bad : good, sizeof good, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(dv, val, sizeof val, cudaMemcpyHostToDevice), cudaSuccess);
-    EXPECT_EQ(scSparseAllReduce(di, dv, 3, 10, scIndexU32, scFloat32, scSum, scSparseAuto, dout, comm, nullptr),
-              scInvalidArgument);
-    const std::string msg = scGetLastError(comm);
-    if (rank == 1) EXPECT_NE(msg.find("indices[2] = 5 is below indices[1] = 9"), std::string::npos) << msg;
-    else EXPECT_NE(msg.find("on another rank"), std::string::npos) << msg;
-    // Host memory on a device communicator is rejected.
-    EXPECT_EQ(scSparseAllReduce(good, val, 3, 10, scIndexU32, scFloat32, scSum, scSparseAuto, dout, comm, nullptr),
-              scInvalidArgument);
-    ASSERT_EQ(cudaMemcpy(di, good, sizeof good, cudaMemcpyHostToDevice), cudaSuccess);
-    EXPECT_EQ(scSparseAllReduce(di, dv, 3, 10, scIndexU32, scFloat32, scSum, scSparseAuto, dout, comm, nullptr),
-              scSuccess)
-        << scGetLastError(comm);
-    cudaFree(di);
-    cudaFree(dv);
-    cudaFree(dout);
-  }, &cfg, devices.data());
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+        const uint32_t good[] = {1, 5, 9}, bad[] = {1, 9, 5};
+        const float val[] = {1, 2, 3};
+        void *di = nullptr, *dv = nullptr, *dout = nullptr;
+        ASSERT_EQ(cudaMalloc(&di, sizeof good), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(&dv, sizeof val), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(&dout, 10 * sizeof(float)), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(di, rank == 1 ? bad : good, sizeof good, cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(dv, val, sizeof val, cudaMemcpyHostToDevice), cudaSuccess);
+        EXPECT_EQ(scSparseAllReduce(di, dv, 3, 10, scIndexU32, scFloat32, scSum, scSparseAuto, dout, comm, nullptr),
+                  scInvalidArgument);
+        const std::string msg = scGetLastError(comm);
+        if (rank == 1) EXPECT_NE(msg.find("indices[2] = 5 is below indices[1] = 9"), std::string::npos) << msg;
+        else EXPECT_NE(msg.find("on another rank"), std::string::npos) << msg;
+        // Host memory on a device communicator is rejected.
+        EXPECT_EQ(scSparseAllReduce(good, val, 3, 10, scIndexU32, scFloat32, scSum, scSparseAuto, dout, comm, nullptr),
+                  scInvalidArgument);
+        ASSERT_EQ(cudaMemcpy(di, good, sizeof good, cudaMemcpyHostToDevice), cudaSuccess);
+        EXPECT_EQ(scSparseAllReduce(di, dv, 3, 10, scIndexU32, scFloat32, scSum, scSparseAuto, dout, comm, nullptr),
+                  scSuccess)
+            << scGetLastError(comm);
+        cudaFree(di);
+        cudaFree(dv);
+        cudaFree(dout);
+      },
+      &cfg, devices.data());
 }
 
 }  // namespace

@@ -72,8 +72,8 @@ using Key = std::tuple<size_t, size_t, int>;  // case, algorithm, rank
 
 scConfig_t pinnedConfig() {
   scConfig_t c = sctest::testConfig();
-  c.algo = scAlgoRing;          // what auto (the dense fallback) runs, on both memories
-  c.pipelineBytes = 64 << 10;   // the same slices on both (host and device defaults differ)
+  c.algo = scAlgoRing;         // what auto (the dense fallback) runs, on both memories
+  c.pipelineBytes = 64 << 10;  // the same slices on both (host and device defaults differ)
   return c;
 }
 
@@ -147,7 +147,8 @@ void rankCalls(scComm_t comm, int rank, bool dev, cudaStream_t s, std::map<Key, 
 }
 
 std::string firstDiff(const Bytes& got, const Bytes& want, size_t esz) {
-  if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  if (got.size() != want.size())
+    return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != want[i]) return "first difference in element " + std::to_string(i / esz);
   return {};
@@ -161,15 +162,19 @@ TEST_P(SparseSortGpu, DeviceMatchesHostBitForBit) {
   const scConfig_t cfg = pinnedConfig();
   std::map<Key, Got> host, device;
   std::mutex mu;
-  sctest::run(P, [&](scComm_t comm, int rank) { rankCalls(comm, rank, false, nullptr, &host, &mu); }, &cfg);
+  sctest::run(
+      P, [&](scComm_t comm, int rank) { rankCalls(comm, rank, false, nullptr, &host, &mu); }, &cfg);
   const std::vector<int> devices(size_t(P), 0);
-  sctest::run(P, [&](scComm_t comm, int rank) {
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-    cudaStream_t s = nullptr;
-    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    rankCalls(comm, rank, true, s, &device, &mu);
-    cudaStreamDestroy(s);
-  }, &cfg, devices.data());
+  sctest::run(
+      P,
+      [&](scComm_t comm, int rank) {
+        ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+        cudaStream_t s = nullptr;
+        ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+        rankCalls(comm, rank, true, s, &device, &mu);
+        cudaStreamDestroy(s);
+      },
+      &cfg, devices.data());
   ASSERT_EQ(device.size(), host.size()) << "some calls did not complete";
   for (const auto& [key, h] : host) {
     const auto& [ci, ai, rank] = key;

@@ -97,8 +97,8 @@ void checkOne(scComm_t comm, int rank, int P, uint64_t cap, uint64_t dim, scInde
   const uint64_t count = me.count;
   std::vector<T> out(dim, T(7));  // not zero: the call must zero it
   uint64_t status = 0;
-  SC_OK(comm, scSparseAllReduceStatic(idx.data(), val.data(), countPtr ? 0 : count, countPtr ? &count : nullptr,
-                                      cap, dim, it, vt, op, out.data(), &status, comm, nullptr));
+  SC_OK(comm, scSparseAllReduceStatic(idx.data(), val.data(), countPtr ? 0 : count, countPtr ? &count : nullptr, cap,
+                                      dim, it, vt, op, out.data(), &status, comm, nullptr));
   EXPECT_EQ(status, 0u);
   const std::vector<T> want = reference<T>(all, dim, op);
   size_t bad = 0;
@@ -135,10 +135,11 @@ TEST(SparseStatic, OneIndexLongRun) {
       const uint64_t cap = 100, dim = 5;
       std::vector<uint32_t> idx(cap, 3);
       std::vector<float> val(cap);
-      for (uint64_t j = 0; j < cap; ++j) val[j] = std::ldexp(1.0f + float(j % 7) / 7.0f, int((j * 13 + rank) % 30) - 15);
+      for (uint64_t j = 0; j < cap; ++j)
+        val[j] = std::ldexp(1.0f + float(j % 7) / 7.0f, int((j * 13 + rank) % 30) - 15);
       std::vector<float> out(dim);
-      SC_OK(comm, scSparseAllReduceStatic(idx.data(), val.data(), cap, nullptr, cap, dim, scIndexU32, scFloat32,
-                                          scSum, out.data(), nullptr, comm, nullptr));
+      SC_OK(comm, scSparseAllReduceStatic(idx.data(), val.data(), cap, nullptr, cap, dim, scIndexU32, scFloat32, scSum,
+                                          out.data(), nullptr, comm, nullptr));
       float want = 0;
       bool first = true;
       for (int r = 0; r < P; ++r)
@@ -163,36 +164,40 @@ TEST(SparseStatic, TrafficIsOneAllGather) {
     scDataType_t vt;
     uint64_t block;
   };
-  const Shape shapes[] = {{64, scIndexU32, scFloat32, 8 + 256 + 256}, {5, scIndexU32, scFloat64, 8 + 24 + 40},
+  const Shape shapes[] = {{64, scIndexU32, scFloat32, 8 + 256 + 256},
+                          {5, scIndexU32, scFloat64, 8 + 24 + 40},
                           {3, scIndexU64, scInt32, 8 + 24 + 16}};
   for (int P : gridP({2, 3, 4, 5, 8})) {
     for (bool ring : {true, false}) {
       scConfig_t cfg = sctest::testConfig();
       if (ring) cfg.algo = scAlgoRing;
-      sctest::run(P, [&](scComm_t comm, int) {
-        for (const Shape& s : shapes) {
-          SCOPED_TRACE(testing::Message() << "P=" << P << (ring ? " ring" : " auto") << " block=" << s.block);
-          std::vector<uint64_t> idx(s.cap, 1);  // large enough for either index type
-          std::vector<double> val(s.cap, 1.0);
-          std::vector<double> out(16);
-          scStats_t st;
-          SC_OK(comm, scCommResetStats(comm));
-          SC_OK(comm, scSparseAllReduceStatic(idx.data(), val.data(), s.cap, nullptr, s.cap, 16, s.it, s.vt, scSum,
-                                              out.data(), nullptr, comm, nullptr));
-          SC_OK(comm, scCommGetStats(comm, &st));
-          const uint64_t sent = st.bytesSent;
-          EXPECT_EQ(st.hostReads, 0u);
-          if (ring) {
-            EXPECT_EQ(sent, uint64_t(P - 1) * s.block);
-            EXPECT_EQ(st.msgsSent, uint64_t(P - 1));
-          }
-          std::vector<uint8_t> blk(s.block), all(size_t(P) * s.block);
-          SC_OK(comm, scCommResetStats(comm));
-          SC_OK(comm, scAllGather(blk.data(), all.data(), s.block, scUint8, scAlgoAuto, comm, nullptr));
-          SC_OK(comm, scCommGetStats(comm, &st));
-          EXPECT_EQ(sent, st.bytesSent);
-        }
-      }, &cfg);
+      sctest::run(
+          P,
+          [&](scComm_t comm, int) {
+            for (const Shape& s : shapes) {
+              SCOPED_TRACE(testing::Message() << "P=" << P << (ring ? " ring" : " auto") << " block=" << s.block);
+              std::vector<uint64_t> idx(s.cap, 1);  // large enough for either index type
+              std::vector<double> val(s.cap, 1.0);
+              std::vector<double> out(16);
+              scStats_t st;
+              SC_OK(comm, scCommResetStats(comm));
+              SC_OK(comm, scSparseAllReduceStatic(idx.data(), val.data(), s.cap, nullptr, s.cap, 16, s.it, s.vt, scSum,
+                                                  out.data(), nullptr, comm, nullptr));
+              SC_OK(comm, scCommGetStats(comm, &st));
+              const uint64_t sent = st.bytesSent;
+              EXPECT_EQ(st.hostReads, 0u);
+              if (ring) {
+                EXPECT_EQ(sent, uint64_t(P - 1) * s.block);
+                EXPECT_EQ(st.msgsSent, uint64_t(P - 1));
+              }
+              std::vector<uint8_t> blk(s.block), all(size_t(P) * s.block);
+              SC_OK(comm, scCommResetStats(comm));
+              SC_OK(comm, scAllGather(blk.data(), all.data(), s.block, scUint8, scAlgoAuto, comm, nullptr));
+              SC_OK(comm, scCommGetStats(comm, &st));
+              EXPECT_EQ(sent, st.bytesSent);
+            }
+          },
+          &cfg);
     }
   }
 }
@@ -200,8 +205,8 @@ TEST(SparseStatic, TrafficIsOneAllGather) {
 // A data error on one rank: every rank fails with the same message naming it,
 // every status word holds it, the output holds the valid entries' sum, and the
 // communicator stays usable.
-void expectDataError(int P, const char* what, uint64_t badCount, uint32_t badIndex, bool countPtr,
-                     uint64_t wantStatus, const std::string& text) {
+void expectDataError(int P, const char* what, uint64_t badCount, uint32_t badIndex, bool countPtr, uint64_t wantStatus,
+                     const std::string& text) {
   SCOPED_TRACE(testing::Message() << what << ", P=" << P << (countPtr ? " nnzPtr" : ""));
   sctest::run(P, [&](scComm_t comm, int rank) {
     const uint64_t cap = 4, dim = 10;
@@ -215,8 +220,7 @@ void expectDataError(int P, const char* what, uint64_t badCount, uint32_t badInd
     std::vector<float> out(dim);
     uint64_t status = 0;
     scResult_t rc = scSparseAllReduceStatic(idx.data(), val.data(), countPtr ? 0 : count, countPtr ? &count : nullptr,
-                                            cap, dim, scIndexU32, scFloat32, scSum, out.data(), &status, comm,
-                                            nullptr);
+                                            cap, dim, scIndexU32, scFloat32, scSum, out.data(), &status, comm, nullptr);
     const std::string msg = scGetLastError(comm);
     EXPECT_EQ(rc, scInvalidArgument) << "rank " << rank << ": " << msg;
     EXPECT_NE(msg.find(text), std::string::npos) << "rank " << rank << ": " << msg;
@@ -224,8 +228,8 @@ void expectDataError(int P, const char* what, uint64_t badCount, uint32_t badInd
     EXPECT_EQ(SC_STATIC_STATUS_RANK(status), 1);
     // A second bad call keeps the first status word.
     idx[2] = 3;
-    rc = scSparseAllReduceStatic(idx.data(), val.data(), 5, nullptr, cap, dim, scIndexU32, scFloat32, scSum,
-                                 out.data(), &status, comm, nullptr);
+    rc = scSparseAllReduceStatic(idx.data(), val.data(), 5, nullptr, cap, dim, scIndexU32, scFloat32, scSum, out.data(),
+                                 &status, comm, nullptr);
     EXPECT_EQ(rc, scInvalidArgument);
     EXPECT_EQ(status, wantStatus);
     // Still usable: a good call succeeds.
@@ -266,8 +270,7 @@ TEST(SparseStatic, ArgumentErrors) {
                                                     scIndexU32, scFloat32, scSum, out.data(), nullptr, comm, nullptr);
       const std::string msg = scGetLastError(comm);
       EXPECT_EQ(rc, scInvalidArgument) << msg;
-      EXPECT_NE(msg.find(rank == 1 ? "indices is NULL with nnz = 2" : "invalid arguments on rank 1"),
-                std::string::npos)
+      EXPECT_NE(msg.find(rank == 1 ? "indices is NULL with nnz = 2" : "invalid arguments on rank 1"), std::string::npos)
           << "rank " << rank << ": " << msg;
       SC_OK(comm, scSparseAllReduceStatic(idx.data(), val.data(), 2, nullptr, 2, 10, scIndexU32, scFloat32, scSum,
                                           out.data(), nullptr, comm, nullptr));
@@ -313,18 +316,24 @@ TEST(SparseStatic, CapacityMismatch) {
       return scSparseAllReduceStatic(idx.data(), val.data(), 2, nullptr, cap, 10, scIndexU32, scFloat32, scSum,
                                      out.data(), nullptr, comm, nullptr);
     };
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const scResult_t rc = call(comm, rank);
-      EXPECT_EQ(rc, scRemoteError) << "rank " << rank << ": " << scGetLastError(comm);
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const scResult_t rc = call(comm, rank);
+          EXPECT_EQ(rc, scRemoteError) << "rank " << rank << ": " << scGetLastError(comm);
+        },
+        &cfg);
     // With the mismatch check on, the capacity is named before any message.
     cfg.check = scCheckAll;
-    sctest::run(P, [&](scComm_t comm, int rank) {
-      const scResult_t rc = call(comm, rank);
-      const std::string msg = scGetLastError(comm);
-      EXPECT_EQ(rc, scInvalidUsage) << "rank " << rank << ": " << msg;
-      EXPECT_NE(msg.find("scSparseAllReduceStatic(count=3"), std::string::npos) << msg;
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int rank) {
+          const scResult_t rc = call(comm, rank);
+          const std::string msg = scGetLastError(comm);
+          EXPECT_EQ(rc, scInvalidUsage) << "rank " << rank << ": " << msg;
+          EXPECT_NE(msg.find("scSparseAllReduceStatic(count=3"), std::string::npos) << msg;
+        },
+        &cfg);
   }
 }
 

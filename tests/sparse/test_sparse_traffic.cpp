@@ -97,8 +97,8 @@ TEST(SparseTraffic, SsarSplitAllGatherTable31) {
     // Messages: header lg, split counts P-1, split payload 2(P-1), meta allgather lg, allgather 2 lg.
     // Reads: header, split counts, the owners' counts; merging adds one per piece (P-1).
     checkTraffic(P, Dist::EvenIdentical, scSsarSplitAllGather,
-                 {2 * (Pu - 1) * kK / Pu, 0, 2 * (Pu - 1) * 8, lg + (Pu - 1) + 2 * (Pu - 1) + lg + 2 * lg,
-                  3 + (Pu - 1), 3});
+                 {2 * (Pu - 1) * kK / Pu, 0, 2 * (Pu - 1) * 8, lg + (Pu - 1) + 2 * (Pu - 1) + lg + 2 * lg, 3 + (Pu - 1),
+                  3});
     // K = P k: the split sends all k (to one owner), the allgather (P-1) k: P k.
     // Each owner gets one non-empty piece and has none of its own: nothing to merge.
     checkTraffic(P, Dist::Elsewhere, scSsarSplitAllGather,

@@ -39,13 +39,42 @@ TEST(TopkApi, ValidCallSucceeds) {
 }
 
 TEST(TopkApi, RejectsBadSizes) {
-  { Call c; c.cfg.k = 0; expectError(c.run(), scInvalidArgument, "k = 0"); }
-  { Call c; c.cfg.k = 101; expectError(c.run(), scInvalidArgument, "exceeds n"); }
-  { Call c; c.cfg.bucket = 0; EXPECT_EQ(c.run(), scSuccess) << "bucket 0 is derived from k/n"; }
-  { Call c; c.cfg.bucket = (size_t(1) << 32) + 1; expectError(c.run(), scInvalidArgument, "2^32"); }
-  { Call c; c.capacity = 9; expectError(c.run(), scInvalidArgument, "capacity"); }
-  { Call c; c.cfg.method = scTopkThreshold; c.cfg.samples = 101; expectError(c.run(), scInvalidArgument, "samples"); }
-  { Call c; c.cfg.step = uint64_t(1) << 63; expectError(c.run(), scInvalidArgument, "2^63"); }
+  {
+    Call c;
+    c.cfg.k = 0;
+    expectError(c.run(), scInvalidArgument, "k = 0");
+  }
+  {
+    Call c;
+    c.cfg.k = 101;
+    expectError(c.run(), scInvalidArgument, "exceeds n");
+  }
+  {
+    Call c;
+    c.cfg.bucket = 0;
+    EXPECT_EQ(c.run(), scSuccess) << "bucket 0 is derived from k/n";
+  }
+  {
+    Call c;
+    c.cfg.bucket = (size_t(1) << 32) + 1;
+    expectError(c.run(), scInvalidArgument, "2^32");
+  }
+  {
+    Call c;
+    c.capacity = 9;
+    expectError(c.run(), scInvalidArgument, "capacity");
+  }
+  {
+    Call c;
+    c.cfg.method = scTopkThreshold;
+    c.cfg.samples = 101;
+    expectError(c.run(), scInvalidArgument, "samples");
+  }
+  {
+    Call c;
+    c.cfg.step = uint64_t(1) << 63;
+    expectError(c.run(), scInvalidArgument, "2^63");
+  }
 }
 
 TEST(TopkApi, RejectsNullPointers) {
@@ -62,12 +91,36 @@ TEST(TopkApi, RejectsNullPointers) {
 
 // Out-of-range enum values stay within the enums' value ranges (UBSan's enum check).
 TEST(TopkApi, RejectsUnsupportedTypesAndModes) {
-  { Call c; c.dt = scInt32; expectError(c.run(), scInvalidArgument, "int32"); }
-  { Call c; c.dt = scDataType_t(12); expectError(c.run(), scInvalidArgument, "unknown data type"); }
-  { Call c; c.cfg.method = scTopkMethod_t(7); expectError(c.run(), scInvalidArgument, "unknown top-k method"); }
-  { Call c; c.cfg.output = scTopkOutput_t(3); expectError(c.run(), scInvalidArgument, "output mode"); }
-  { Call c; c.cfg.indexType = scTopkIndex_t(3); expectError(c.run(), scInvalidArgument, "index type"); }
-  { Call c; c.cfg.size = 8; expectError(c.run(), scInvalidArgument, "SC_TOPK_CONFIG_INITIALIZER"); }
+  {
+    Call c;
+    c.dt = scInt32;
+    expectError(c.run(), scInvalidArgument, "int32");
+  }
+  {
+    Call c;
+    c.dt = scDataType_t(12);
+    expectError(c.run(), scInvalidArgument, "unknown data type");
+  }
+  {
+    Call c;
+    c.cfg.method = scTopkMethod_t(7);
+    expectError(c.run(), scInvalidArgument, "unknown top-k method");
+  }
+  {
+    Call c;
+    c.cfg.output = scTopkOutput_t(3);
+    expectError(c.run(), scInvalidArgument, "output mode");
+  }
+  {
+    Call c;
+    c.cfg.indexType = scTopkIndex_t(3);
+    expectError(c.run(), scInvalidArgument, "index type");
+  }
+  {
+    Call c;
+    c.cfg.size = 8;
+    expectError(c.run(), scInvalidArgument, "SC_TOPK_CONFIG_INITIALIZER");
+  }
   {
     Call c;
     c.cfg.method = scTopkExact;
@@ -99,8 +152,8 @@ TEST(TopkApi, EmptyVectorIsANoOp) {
       << scGetLastError(nullptr);
   EXPECT_EQ(info.nnz, 0u);
   cfg.k = 1;
-  expectError(scTopkSelect(nullptr, 0, scFloat32, &cfg, nullptr, nullptr, 0, &info, nullptr),
-              scInvalidArgument, "exceeds n = 0");
+  expectError(scTopkSelect(nullptr, 0, scFloat32, &cfg, nullptr, nullptr, 0, &info, nullptr), scInvalidArgument,
+              "exceeds n = 0");
 }
 
 TEST(TopkApi, StateErrors) {
@@ -115,13 +168,13 @@ TEST(TopkApi, StateErrors) {
   std::vector<float> g(10, 1.0f), val(10);
   std::vector<uint32_t> idx(10);
   scTopkConfig_t cfg = config(scTopkExact, 3);
-  expectError(scTopkSelectFeedback(st, nullptr, &cfg, idx.data(), val.data(), 10, nullptr, nullptr),
-              scInvalidArgument, "grad is NULL");
+  expectError(scTopkSelectFeedback(st, nullptr, &cfg, idx.data(), val.data(), 10, nullptr, nullptr), scInvalidArgument,
+              "grad is NULL");
   expectError(scTopkSelectFeedback(nullptr, g.data(), &cfg, idx.data(), val.data(), 10, nullptr, nullptr),
               scInvalidArgument, "state is NULL");
   cfg.k = 11;
-  expectError(scTopkSelectFeedback(st, g.data(), &cfg, idx.data(), val.data(), 10, nullptr, nullptr),
-              scInvalidArgument, "exceeds n");
+  expectError(scTopkSelectFeedback(st, g.data(), &cfg, idx.data(), val.data(), 10, nullptr, nullptr), scInvalidArgument,
+              "exceeds n");
   // A failed call leaves the state untouched: residual zero, step 0.
   uint64_t step = 9;
   EXPECT_EQ(scTopkStateGetStep(st, &step), scSuccess);
@@ -146,8 +199,7 @@ TEST(TopkApi, StreamOrderedCallsOnHostBuffersWriteTheirCounts) {
   c.cfg = config(scTopkBracket, 10);
   scTopkCounts_t counts{99, 99, 99};
   for (size_t i = 0; i < c.v.size(); ++i) c.v[i] = float(i % 17) - 8.0f;
-  EXPECT_EQ(scTopkSelectAsync(c.in(), c.n, c.dt, &c.cfg, c.idx.data(), c.val.data(), 100, &counts, nullptr),
-            scSuccess)
+  EXPECT_EQ(scTopkSelectAsync(c.in(), c.n, c.dt, &c.cfg, c.idx.data(), c.val.data(), 100, &counts, nullptr), scSuccess)
       << scGetLastError(nullptr);
   EXPECT_EQ(counts.nnz, 10u);
   EXPECT_EQ(counts.selected, 10u);
@@ -158,15 +210,13 @@ TEST(TopkApi, StreamOrderedCallsOnHostBuffersWriteTheirCounts) {
   c.cfg = config(scTopkApprox, 10, 32);
   expectError(scTopkSelectAsync(c.in(), c.n, c.dt, &c.cfg, c.idx.data(), c.val.data(), 50, &counts, nullptr),
               scInvalidArgument, "could overflow unseen");
-  EXPECT_EQ(scTopkSelectAsync(c.in(), c.n, c.dt, &c.cfg, c.idx.data(), c.val.data(), 100, &counts, nullptr),
-            scSuccess);
+  EXPECT_EQ(scTopkSelectAsync(c.in(), c.n, c.dt, &c.cfg, c.idx.data(), c.val.data(), 100, &counts, nullptr), scSuccess);
   EXPECT_GT(counts.nnz, 0u);
   // With a state, capacity k suffices: the rest is deferred to the residual.
   scTopkState_t st = nullptr;
   ASSERT_EQ(scTopkStateCreate(&st, c.n, c.dt, -1), scSuccess);
   c.cfg = config(scTopkApprox, 10, 100);
-  EXPECT_EQ(scTopkSelectFeedbackAsync(st, c.in(), &c.cfg, c.idx.data(), c.val.data(), 10, &counts, nullptr),
-            scSuccess)
+  EXPECT_EQ(scTopkSelectFeedbackAsync(st, c.in(), &c.cfg, c.idx.data(), c.val.data(), 10, &counts, nullptr), scSuccess)
       << scGetLastError(nullptr);
   EXPECT_LE(counts.nnz, 10u);
   EXPECT_EQ(counts.selected - counts.deferred, counts.nnz);

@@ -53,8 +53,7 @@ void expectOracle(const Buf& v, scTopkMethod_t m, size_t k, uint64_t seed, const
   const Sel s = select(v, c);
   ASSERT_EQ(s.rc, scSuccess) << scGetLastError(nullptr);
   const std::vector<uint64_t> want = oracle(v, k, m == scTopkBracket ? 1 : 0);
-  ASSERT_EQ(s.idx, want) << what << ": " << scTopkMethodName(m) << " dtype " << v.dt << " n " << v.size() << " k "
-                         << k;
+  ASSERT_EQ(s.idx, want) << what << ": " << scTopkMethodName(m) << " dtype " << v.dt << " n " << v.size() << " k " << k;
   for (size_t j = 0; j < s.idx.size(); ++j) ASSERT_EQ(s.bits[j], v.bits(s.idx[j])) << "value at " << j;
   EXPECT_EQ(s.info.nnz, want.size());
   EXPECT_EQ(s.info.selected, want.size());
@@ -69,9 +68,9 @@ std::vector<double> shaped(size_t n, int shape, uint64_t seed) {
   std::vector<double> x(n);
   for (auto& e : x) {
     switch (shape) {
-      case 0: e = normal(rng); break;                                    // smooth
-      case 1: e = std::round(normal(rng) * 4) / 4; break;                // a few levels: ties at every cut
-      case 2: e = unit(rng) < 0.01 ? normal(rng) : 0.0; break;           // 99 % zeros
+      case 0: e = normal(rng); break;                                       // smooth
+      case 1: e = std::round(normal(rng) * 4) / 4; break;                   // a few levels: ties at every cut
+      case 2: e = unit(rng) < 0.01 ? normal(rng) : 0.0; break;              // 99 % zeros
       case 3: e = std::exp(8 * normal(rng)) * (rng() & 1 ? 1 : -1); break;  // huge dynamic range
     }
   }

@@ -101,21 +101,21 @@ TEST(TopkGpuBuckets, LargeBucketsMatchTheCpuReference) {
   const size_t n = 200003;
   int variant = 0;
   forEachDesign([&] {
-  for (scDataType_t dt : {scFloat32, scFloat16, scBfloat16, scFloat64}) {
-    const Buf v(vectorWithStructure(n, 7 + dt), dt);
-    for (size_t bucket : {size_t(1) << 16, (size_t(1) << 16) + 1, size_t(1) << 17, size_t(1) << 20, size_t(1) << 32})
-      for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost})
-        for (scTopkOutput_t out : {scTopkVariable, scTopkFixedPerBucket})
-          for (size_t k : {n / 1000 + 1, n / 20}) {
-            scTopkConfig_t cfg = config(m, k, bucket, 99 + k, 4);
-            cfg.output = out;
-            cfg.indexType = ++variant % 2 ? scTopkIndexU32 : scTopkIndexU64;
-            compareWithHost(v, cfg, maxOutput(n, cfg), s.get(), size_t(variant % 3 == 0));
-            // Variable output into k slots: more may be selected (the first k
-            // are kept, scInvalidUsage), on both sides alike.
-            if (out == scTopkVariable) compareWithHost(v, cfg, k, s.get());
-          }
-  }
+    for (scDataType_t dt : {scFloat32, scFloat16, scBfloat16, scFloat64}) {
+      const Buf v(vectorWithStructure(n, 7 + dt), dt);
+      for (size_t bucket : {size_t(1) << 16, (size_t(1) << 16) + 1, size_t(1) << 17, size_t(1) << 20, size_t(1) << 32})
+        for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost})
+          for (scTopkOutput_t out : {scTopkVariable, scTopkFixedPerBucket})
+            for (size_t k : {n / 1000 + 1, n / 20}) {
+              scTopkConfig_t cfg = config(m, k, bucket, 99 + k, 4);
+              cfg.output = out;
+              cfg.indexType = ++variant % 2 ? scTopkIndexU32 : scTopkIndexU64;
+              compareWithHost(v, cfg, maxOutput(n, cfg), s.get(), size_t(variant % 3 == 0));
+              // Variable output into k slots: more may be selected (the first k
+              // are kept, scInvalidUsage), on both sides alike.
+              if (out == scTopkVariable) compareWithHost(v, cfg, k, s.get());
+            }
+    }
   });
 #endif
 }
@@ -127,22 +127,22 @@ TEST(TopkGpuBuckets, BucketEqualsN) {
 #ifdef SPARCOLL_HAVE_CUDA
   gputest::Stream s(0, cudaStreamNonBlocking);
   forEachDesign([&] {
-  for (size_t n : {size_t(1), size_t(2), size_t(1000), size_t(2047), size_t(2048), size_t(2049), size_t(65536),
-                   (size_t(1) << 20) + 3, (size_t(1) << 22) + 5})
-    for (scDataType_t dt : {scFloat32, scFloat16}) {
-      const Buf v(vectorWithStructure(n, n + dt), dt);
-      std::vector<size_t> ks = {1, n / 100 + 1, n};
-      std::sort(ks.begin(), ks.end());
-      ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
-      for (size_t k : ks)
-        for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost})
-          for (scTopkOutput_t out : {scTopkVariable, scTopkFixedPerBucket}) {
-            scTopkConfig_t cfg = config(m, k, n, 5 * n + k, 1);
-            cfg.output = out;
-            cfg.indexType = (k + n) % 2 ? scTopkIndexU32 : scTopkIndexU64;
-            compareWithHost(v, cfg, maxOutput(n, cfg), s.get(), n % 2);
-          }
-    }
+    for (size_t n : {size_t(1), size_t(2), size_t(1000), size_t(2047), size_t(2048), size_t(2049), size_t(65536),
+                     (size_t(1) << 20) + 3, (size_t(1) << 22) + 5})
+      for (scDataType_t dt : {scFloat32, scFloat16}) {
+        const Buf v(vectorWithStructure(n, n + dt), dt);
+        std::vector<size_t> ks = {1, n / 100 + 1, n};
+        std::sort(ks.begin(), ks.end());
+        ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+        for (size_t k : ks)
+          for (scTopkMethod_t m : {scTopkApprox, scTopkApproxAtMost})
+            for (scTopkOutput_t out : {scTopkVariable, scTopkFixedPerBucket}) {
+              scTopkConfig_t cfg = config(m, k, n, 5 * n + k, 1);
+              cfg.output = out;
+              cfg.indexType = (k + n) % 2 ? scTopkIndexU32 : scTopkIndexU64;
+              compareWithHost(v, cfg, maxOutput(n, cfg), s.get(), n % 2);
+            }
+      }
   });
 #endif
 }
@@ -156,55 +156,56 @@ TEST(TopkGpuBuckets, FeedbackWithLargeBuckets) {
   gputest::Stream s;
   const size_t n = 300007;
   forEachDesign([&] {
-  for (scDataType_t dt : {scFloat32, scFloat16, scBfloat16})
-    for (size_t bucket : {size_t(1) << 16, n})
-      for (scTopkOutput_t out : {scTopkVariable, scTopkFixedPerBucket}) {
-        scTopkConfig_t cfg = config(scTopkApprox, 2000, bucket, 31);
-        cfg.output = out;
-        SCOPED_TRACE(describe(cfg, dt, n, 0));
-        const size_t cap = 2000, e = esz(dt);
-        scTopkState_t hs = nullptr, ds = nullptr;
-        ASSERT_EQ(scTopkStateCreate(&hs, n, dt, -1), scSuccess);
-        ASSERT_EQ(scTopkStateCreate(&ds, n, dt, 0), scSuccess) << scGetLastError(nullptr);
-        void *hr = nullptr, *dr = nullptr;
-        scTopkStateResidual(hs, &hr);
-        scTopkStateResidual(ds, &dr);
-        DevBuf dg(n * e), di(cap * 4), dv(cap * e);
-        std::vector<uint32_t> hidx(cap);
-        std::vector<char> hval(cap * e);
-        for (int t = 0; t < 3; ++t) {
-          std::vector<double> g = vectorWithStructure(n, 1000 + t);
-          if (t == 2) {
-            g[17] = std::numeric_limits<double>::infinity();
-            g[n - 3] = std::numeric_limits<double>::quiet_NaN();
+    for (scDataType_t dt : {scFloat32, scFloat16, scBfloat16})
+      for (size_t bucket : {size_t(1) << 16, n})
+        for (scTopkOutput_t out : {scTopkVariable, scTopkFixedPerBucket}) {
+          scTopkConfig_t cfg = config(scTopkApprox, 2000, bucket, 31);
+          cfg.output = out;
+          SCOPED_TRACE(describe(cfg, dt, n, 0));
+          const size_t cap = 2000, e = esz(dt);
+          scTopkState_t hs = nullptr, ds = nullptr;
+          ASSERT_EQ(scTopkStateCreate(&hs, n, dt, -1), scSuccess);
+          ASSERT_EQ(scTopkStateCreate(&ds, n, dt, 0), scSuccess) << scGetLastError(nullptr);
+          void *hr = nullptr, *dr = nullptr;
+          scTopkStateResidual(hs, &hr);
+          scTopkStateResidual(ds, &dr);
+          DevBuf dg(n * e), di(cap * 4), dv(cap * e);
+          std::vector<uint32_t> hidx(cap);
+          std::vector<char> hval(cap * e);
+          for (int t = 0; t < 3; ++t) {
+            std::vector<double> g = vectorWithStructure(n, 1000 + t);
+            if (t == 2) {
+              g[17] = std::numeric_limits<double>::infinity();
+              g[n - 3] = std::numeric_limits<double>::quiet_NaN();
+            }
+            const Buf gb(g, dt);
+            gputest::upload(dg.get(), gb.data(), n * e, s.get());
+            scTopkInfo_t hinfo{}, dinfo{};
+            ASSERT_EQ(scTopkSelectFeedback(hs, gb.data(), &cfg, hidx.data(), hval.data(), cap, &hinfo, nullptr),
+                      scSuccess)
+                << scGetLastError(nullptr);
+            ASSERT_EQ(scTopkSelectFeedback(ds, dg.get(), &cfg, di.get(), dv.get(), cap, &dinfo, s), scSuccess)
+                << scGetLastError(nullptr);
+            EXPECT_EQ(dinfo.nnz, hinfo.nnz);
+            EXPECT_EQ(dinfo.selected, hinfo.selected);
+            EXPECT_EQ(dinfo.deferred, hinfo.deferred);
+            const auto gi = gputest::download(di.get(), dinfo.nnz * 4, s.get());
+            const auto gv = gputest::download(dv.get(), dinfo.nnz * e, s.get());
+            const Sel d = readBack(gi.data(), gv.data(), dinfo.nnz, scTopkIndexU32, dt);
+            const Sel h = readBack(hidx.data(), hval.data(), hinfo.nnz, scTopkIndexU32, dt);
+            ASSERT_EQ(d.idx, h.idx) << "step " << t;
+            // Sent values and the residual are computed (g + r): NaN payloads may differ.
+            ASSERT_EQ(nanCanonical(d.bits, dt), nanCanonical(h.bits, dt)) << "step " << t;
+            const auto res = gputest::download(dr, n * e, s.get());
+            size_t bad = 0, first = n;
+            for (size_t i = 0; i < n; ++i)
+              if (nanCanonical(bitsAt(res.data(), i, dt), dt) != nanCanonical(bitsAt(hr, i, dt), dt) && !bad++)
+                first = i;
+            ASSERT_EQ(bad, 0u) << "step " << t << ": residual differs in " << bad << " elements, first " << first;
           }
-          const Buf gb(g, dt);
-          gputest::upload(dg.get(), gb.data(), n * e, s.get());
-          scTopkInfo_t hinfo{}, dinfo{};
-          ASSERT_EQ(scTopkSelectFeedback(hs, gb.data(), &cfg, hidx.data(), hval.data(), cap, &hinfo, nullptr),
-                    scSuccess)
-              << scGetLastError(nullptr);
-          ASSERT_EQ(scTopkSelectFeedback(ds, dg.get(), &cfg, di.get(), dv.get(), cap, &dinfo, s), scSuccess)
-              << scGetLastError(nullptr);
-          EXPECT_EQ(dinfo.nnz, hinfo.nnz);
-          EXPECT_EQ(dinfo.selected, hinfo.selected);
-          EXPECT_EQ(dinfo.deferred, hinfo.deferred);
-          const auto gi = gputest::download(di.get(), dinfo.nnz * 4, s.get());
-          const auto gv = gputest::download(dv.get(), dinfo.nnz * e, s.get());
-          const Sel d = readBack(gi.data(), gv.data(), dinfo.nnz, scTopkIndexU32, dt);
-          const Sel h = readBack(hidx.data(), hval.data(), hinfo.nnz, scTopkIndexU32, dt);
-          ASSERT_EQ(d.idx, h.idx) << "step " << t;
-          // Sent values and the residual are computed (g + r): NaN payloads may differ.
-          ASSERT_EQ(nanCanonical(d.bits, dt), nanCanonical(h.bits, dt)) << "step " << t;
-          const auto res = gputest::download(dr, n * e, s.get());
-          size_t bad = 0, first = n;
-          for (size_t i = 0; i < n; ++i)
-            if (nanCanonical(bitsAt(res.data(), i, dt), dt) != nanCanonical(bitsAt(hr, i, dt), dt) && !bad++) first = i;
-          ASSERT_EQ(bad, 0u) << "step " << t << ": residual differs in " << bad << " elements, first " << first;
+          scTopkStateDestroy(hs);
+          scTopkStateDestroy(ds);
         }
-        scTopkStateDestroy(hs);
-        scTopkStateDestroy(ds);
-      }
   });
 #endif
 }

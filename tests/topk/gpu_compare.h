@@ -40,8 +40,8 @@ struct Case {
 };
 
 inline std::string describe(const Case& c) {
-  return sc::cat(scTopkMethodName(c.cfg.method), c.cfg.output == scTopkFixedPerBucket ? "/fixed" : "/var",
-                 " dtype ", sc::dtypeName(c.dt), " n ", c.n, " k ", c.cfg.k, " bucket ", c.cfg.bucket,
+  return sc::cat(scTopkMethodName(c.cfg.method), c.cfg.output == scTopkFixedPerBucket ? "/fixed" : "/var", " dtype ",
+                 sc::dtypeName(c.dt), " n ", c.n, " k ", c.cfg.k, " bucket ", c.cfg.bucket,
                  c.cfg.indexType == scTopkIndexU64 ? " u64" : " u32", " step ", c.cfg.step);
 }
 
@@ -85,8 +85,7 @@ inline void compareFeedback(const Case& c, const std::vector<Buf>& grads, size_t
   scTopkStateResidual(hs, &hr);
   scTopkStateResidual(ds, &dr);
   Dev di(capacity * isz), dval(capacity * esz(c.dt));
-  std::vector<char> hidx(capacity * isz), hval(capacity * esz(c.dt)), didx(hidx.size()), dvalh(hval.size()),
-      dres(vb);
+  std::vector<char> hidx(capacity * isz), hval(capacity * esz(c.dt)), didx(hidx.size()), dvalh(hval.size()), dres(vb);
   for (const Buf& g : grads) {
     scTopkInfo_t hinfo{}, dinfo{};
     ASSERT_EQ(scTopkSelectFeedback(hs, g.data(), &c.cfg, hidx.data(), hval.data(), capacity, &hinfo, nullptr),
@@ -120,10 +119,10 @@ inline void compareFeedback(const Case& c, const std::vector<Buf>& grads, size_t
 
 inline std::vector<double> adversarial(size_t n, uint64_t seed) {
   std::vector<double> x = randomVector(n, seed);
-  for (size_t i = 0; i < n; i += 97) x[i] = 0.0;              // zeros
-  for (size_t i = 5; i < n; i += 1031) x[i] = 1e4;            // dominant elements (case 2)
+  for (size_t i = 0; i < n; i += 97) x[i] = 0.0;                        // zeros
+  for (size_t i = 5; i < n; i += 1031) x[i] = 1e4;                      // dominant elements (case 2)
   for (size_t i = 700; i < std::min(n, size_t(1400)); ++i) x[i] = 0.0;  // an all-zero stretch
-  for (size_t i = 3; i < n; i += 211) x[i] = 0.25;            // ties
+  for (size_t i = 3; i < n; i += 211) x[i] = 0.25;                      // ties
   return x;
 }
 

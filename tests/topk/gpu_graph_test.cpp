@@ -29,8 +29,10 @@ struct Method {
   scTopkMethod_t m;
   scTopkOutput_t out;
 };
-constexpr Method kMethods[] = {{scTopkBracket, scTopkVariable},  {scTopkExact, scTopkVariable},
-                               {scTopkThreshold, scTopkVariable}, {scTopkApprox, scTopkVariable},
+constexpr Method kMethods[] = {{scTopkBracket, scTopkVariable},
+                               {scTopkExact, scTopkVariable},
+                               {scTopkThreshold, scTopkVariable},
+                               {scTopkApprox, scTopkVariable},
                                {scTopkApprox, scTopkFixedPerBucket}};
 
 std::vector<double> gradient(size_t n, uint64_t seed) {
@@ -85,8 +87,7 @@ TEST(TopkGpuAsync, StreamOrderedCallsMatchTheWaitingOnes) {
     scTopkInfo_t info{};
     ASSERT_EQ(scTopkSelect(in.p, n, scFloat32, &c, i1.p, v1.p, cap, &info, s), scSuccess) << scGetLastError(nullptr);
     auto* cnt = static_cast<scTopkCounts_t*>(counts.p);
-    ASSERT_EQ(scTopkSelectAsync(in.p, n, scFloat32, &c, i2.p, v2.p, cap, cnt, s), scSuccess)
-        << scGetLastError(nullptr);
+    ASSERT_EQ(scTopkSelectAsync(in.p, n, scFloat32, &c, i2.p, v2.p, cap, cnt, s), scSuccess) << scGetLastError(nullptr);
     CUDA_OK(cudaStreamSynchronize(s));
     scTopkCounts_t h{};
     std::memcpy(&h, fetch(counts.p, sizeof h).data(), sizeof h);
@@ -220,8 +221,8 @@ TEST(TopkGpuAsync, StatelessCallsReplayFromACudaGraph) {
     scTopkCounts_t h{};
     std::memcpy(&h, fetch(counts.p, sizeof h).data(), sizeof h);
     ASSERT_EQ(h.nnz, host.info.nnz);
-    const Sel dev = readBack(fetch(i.p, h.nnz * 4).data(), fetch(val.p, h.nnz * 4).data(), h.nnz, c.indexType,
-                             scFloat32);
+    const Sel dev =
+        readBack(fetch(i.p, h.nnz * 4).data(), fetch(val.p, h.nnz * 4).data(), h.nnz, c.indexType, scFloat32);
     EXPECT_EQ(dev.idx, host.idx);
     EXPECT_EQ(dev.bits, host.bits);
     CUDA_OK(cudaGraphExecDestroy(exec));

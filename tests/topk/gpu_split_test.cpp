@@ -49,7 +49,7 @@ TEST(TopkGpuSplit, MatchesTheCpuReference) {
               size_t cap = 0;
               ASSERT_EQ(scTopkMaxOutput(n, &c.cfg, &cap), scSuccess);
               compareStateless(c, v, cap, stream);
-              if (!fixed) compareStateless(c, v, k, stream);  // overflow: scInvalidUsage on both
+              if (!fixed) compareStateless(c, v, k, stream);                // overflow: scInvalidUsage on both
               if (k == n / 50 + 1) compareStateless(c, v, cap, stream, 1);  // misaligned by one element
             }
           }

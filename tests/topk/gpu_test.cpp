@@ -184,8 +184,7 @@ TEST(TopkGpu, RejectsMixedMemoryKinds) {
   std::vector<uint64_t> hidx(100);
   scTopkConfig_t cfg = config(scTopkExact, 10);
   cfg.indexType = scTopkIndexU64;
-  EXPECT_EQ(scTopkSelect(dv.p, 100, scFloat32, &cfg, hidx.data(), dval.p, 100, nullptr, nullptr),
-            scInvalidArgument);
+  EXPECT_EQ(scTopkSelect(dv.p, 100, scFloat32, &cfg, hidx.data(), dval.p, 100, nullptr, nullptr), scInvalidArgument);
   EXPECT_NE(std::string(scGetLastError(nullptr)).find("indices is in host memory"), std::string::npos)
       << scGetLastError(nullptr);
   scTopkState_t st = nullptr;

@@ -19,9 +19,13 @@ TEST(TopkPhilox, Random123KnownAnswers) {
   };
   const Kat kats[] = {
       {{{0, 0, 0, 0}}, 0, 0, {{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}}},
-      {{{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}}, 0xffffffff, 0xffffffff,
+      {{{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}},
+       0xffffffff,
+       0xffffffff,
        {{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}}},
-      {{{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}}, 0xa4093822, 0x299f31d0,
+      {{{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}},
+       0xa4093822,
+       0x299f31d0,
        {{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}},
   };
   for (const Kat& t : kats) {
@@ -52,10 +56,8 @@ TEST(TopkMath, HalfConversionsRoundToNearestEven) {
   // Every half converts to float32 and back unchanged (NaNs stay NaN).
   for (uint32_t h = 0; h < 0x10000; ++h) {
     const uint16_t back = f32BitsToHalf(halfToF32Bits(uint16_t(h)));
-    if ((h & 0x7fff) > 0x7c00)
-      EXPECT_GT(back & 0x7fff, 0x7c00) << h;
-    else
-      ASSERT_EQ(back, h) << h;
+    if ((h & 0x7fff) > 0x7c00) EXPECT_GT(back & 0x7fff, 0x7c00) << h;
+    else ASSERT_EQ(back, h) << h;
   }
   // Ties to even: 1 + 2^-11 -> 1; 1 + 3*2^-11 -> 1 + 2^-9 (0x3c02); 65520 -> Inf; 2^-25 -> 0.
   EXPECT_EQ(f32BitsToHalf(0x3f801000u), 0x3c00);
@@ -81,8 +83,8 @@ TEST(TopkMath, QuantizationAndDecisionAreExact) {
   EXPECT_GT(d.b, 0u);
   // Shares sum to k and differ from k*len/n by less than one.
   uint64_t total = 0;
-  for (uint64_t s = 0; s < 1000; s += 64) total += shareBefore(37, std::min<uint64_t>(1000, s + 64), 1000) -
-                                                   shareBefore(37, s, 1000);
+  for (uint64_t s = 0; s < 1000; s += 64)
+    total += shareBefore(37, std::min<uint64_t>(1000, s + 64), 1000) - shareBefore(37, s, 1000);
   EXPECT_EQ(total, 37u);
   EXPECT_EQ(shareBefore(uint64_t(1) << 40, uint64_t(1) << 40, uint64_t(1) << 41), uint64_t(1) << 39);
 }
@@ -122,7 +124,7 @@ TEST(TopkMath, NarrowQuantizationEqualsTheWideFormula) {
   checkQuantize<F16>(rng, 200000);
   checkQuantize<BF16>(rng, 200000);
   EXPECT_EQ(quantize<F32>(0x7f7fffffu, effExp<F32>(0x7f7fffffu)), 0x7fffff80u);  // FLT_MAX
-  EXPECT_EQ(quantize<F32>(1u, effExp<F32>(1u)), 1u << 7);                      // smallest subnormal alone
+  EXPECT_EQ(quantize<F32>(1u, effExp<F32>(1u)), 1u << 7);                        // smallest subnormal alone
 }
 
 TEST(TopkMath, ChoosesEqualsThe128BitTest) {

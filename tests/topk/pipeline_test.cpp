@@ -36,7 +36,8 @@ void runPipeline(int P, scTopkConfig_t cfg, scSparseAlgo_t algo) {
         grad[i] += g[i];
       }
     }
-    for (size_t i = 0; i < kN; ++i) ASSERT_EQ(sent[i] + ref[r].residual[i], grad[i]) << "rank " << r << " element " << i;
+    for (size_t i = 0; i < kN; ++i)
+      ASSERT_EQ(sent[i] + ref[r].residual[i], grad[i]) << "rank " << r << " element " << i;
   }
   const scConfig_t ccfg = sctest::testConfig();
   sctest::run(
@@ -78,8 +79,8 @@ TEST(TopkPipeline, ExactTopkThenSparseAllReduce) {
 
 TEST(TopkPipeline, ApproxTopkThenEverySparseAlgorithm) {
   scTopkConfig_t cfg = config(scTopkApprox, 100, 512, 2024);
-  for (scSparseAlgo_t algo : {scSparseAuto, scSsarRecDbl, scSsarSplitAllGather,
-                              scDsarSplitAllGather, scDsarEarlySwitch, scSparseDense}) {
+  for (scSparseAlgo_t algo :
+       {scSparseAuto, scSsarRecDbl, scSsarSplitAllGather, scDsarSplitAllGather, scDsarEarlySwitch, scSparseDense}) {
     SCOPED_TRACE(scSparseAlgoName(algo));
     runPipeline(3, cfg, algo);
   }

@@ -24,10 +24,22 @@ inline size_t esz(scDataType_t dt) { return sc::dtypeSize(dt); }
 inline void store(void* buf, size_t i, double x, scDataType_t dt) {
   char* b = static_cast<char*>(buf);
   switch (dt) {
-    case scFloat32: { float f = float(x); std::memcpy(b + 4 * i, &f, 4); break; }
+    case scFloat32: {
+      float f = float(x);
+      std::memcpy(b + 4 * i, &f, 4);
+      break;
+    }
     case scFloat64: std::memcpy(b + 8 * i, &x, 8); break;
-    case scFloat16: { uint16_t h = sc::floatToHalf(float(x)); std::memcpy(b + 2 * i, &h, 2); break; }
-    case scBfloat16: { uint16_t h = sc::floatToBf16(float(x)); std::memcpy(b + 2 * i, &h, 2); break; }
+    case scFloat16: {
+      uint16_t h = sc::floatToHalf(float(x));
+      std::memcpy(b + 2 * i, &h, 2);
+      break;
+    }
+    case scBfloat16: {
+      uint16_t h = sc::floatToBf16(float(x));
+      std::memcpy(b + 2 * i, &h, 2);
+      break;
+    }
     default: ADD_FAILURE() << "bad dtype";
   }
 }
@@ -35,10 +47,26 @@ inline void store(void* buf, size_t i, double x, scDataType_t dt) {
 inline double load(const void* buf, size_t i, scDataType_t dt) {
   const char* b = static_cast<const char*>(buf);
   switch (dt) {
-    case scFloat32: { float f; std::memcpy(&f, b + 4 * i, 4); return f; }
-    case scFloat64: { double d; std::memcpy(&d, b + 8 * i, 8); return d; }
-    case scFloat16: { uint16_t h; std::memcpy(&h, b + 2 * i, 2); return sc::halfToFloat(h); }
-    case scBfloat16: { uint16_t h; std::memcpy(&h, b + 2 * i, 2); return sc::bf16ToFloat(h); }
+    case scFloat32: {
+      float f;
+      std::memcpy(&f, b + 4 * i, 4);
+      return f;
+    }
+    case scFloat64: {
+      double d;
+      std::memcpy(&d, b + 8 * i, 8);
+      return d;
+    }
+    case scFloat16: {
+      uint16_t h;
+      std::memcpy(&h, b + 2 * i, 2);
+      return sc::halfToFloat(h);
+    }
+    case scBfloat16: {
+      uint16_t h;
+      std::memcpy(&h, b + 2 * i, 2);
+      return sc::bf16ToFloat(h);
+    }
     default: ADD_FAILURE() << "bad dtype"; return 0;
   }
 }
@@ -92,8 +120,7 @@ struct Buf {
   uint64_t bits(size_t i) const { return bitsAt(bytes.data(), i, dt); }
 };
 
-inline scTopkConfig_t config(scTopkMethod_t m, size_t k, size_t bucket = 512, uint64_t seed = 1,
-                             uint64_t step = 0) {
+inline scTopkConfig_t config(scTopkMethod_t m, size_t k, size_t bucket = 512, uint64_t seed = 1, uint64_t step = 0) {
   scTopkConfig_t c = SC_TOPK_CONFIG_INITIALIZER;
   c.method = m;
   c.k = k;
@@ -113,8 +140,7 @@ struct Sel {
 inline Sel readBack(const void* idx, const void* val, size_t nnz, scTopkIndex_t it, scDataType_t dt) {
   Sel s;
   for (size_t j = 0; j < nnz; ++j) {
-    s.idx.push_back(it == scTopkIndexU32 ? static_cast<const uint32_t*>(idx)[j]
-                                         : static_cast<const uint64_t*>(idx)[j]);
+    s.idx.push_back(it == scTopkIndexU32 ? static_cast<const uint32_t*>(idx)[j] : static_cast<const uint64_t*>(idx)[j]);
     s.bits.push_back(bitsAt(val, j, dt));
   }
   return s;
@@ -129,8 +155,7 @@ inline uint64_t nanCanonical(uint64_t bits, scDataType_t dt) {
     case scFloat16: return (bits & 0x7fffu) > 0x7c00u ? 0x7e00u : bits;
     case scBfloat16: return (bits & 0x7fffu) > 0x7f80u ? 0x7fc0u : bits;
     case scFloat32: return (bits & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : bits;
-    case scFloat64:
-      return (bits & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? 0x7ff8000000000000ull : bits;
+    case scFloat64: return (bits & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? 0x7ff8000000000000ull : bits;
     default: return bits;
   }
 }
@@ -145,10 +170,8 @@ inline Sel select(const Buf& v, const scTopkConfig_t& cfg, size_t capacity = 0) 
   std::vector<uint64_t> idx(capacity + 1);
   Buf val(capacity + 1, v.dt);
   scTopkInfo_t info{};
-  const scResult_t rc = scTopkSelect(v.data(), v.size(), v.dt, &cfg, idx.data(), val.data(), capacity, &info,
-                                     nullptr);
-  Sel s = readBack(idx.data(), val.data(), rc == scSuccess || rc == scInvalidUsage ? info.nnz : 0,
-                   cfg.indexType, v.dt);
+  const scResult_t rc = scTopkSelect(v.data(), v.size(), v.dt, &cfg, idx.data(), val.data(), capacity, &info, nullptr);
+  Sel s = readBack(idx.data(), val.data(), rc == scSuccess || rc == scInvalidUsage ? info.nnz : 0, cfg.indexType, v.dt);
   s.rc = rc;
   s.info = info;
   return s;

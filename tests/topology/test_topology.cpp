@@ -106,7 +106,8 @@ TEST(TopologyParse, ExamplesOfScriptsCluster) {
              std::to_string(i / 4) + "\"}";
   const Tree t = parse(R"({"version": 1, "name": "two-switch-4x2", "description": "d", "mtu": 9000,
     "defaults": {"host_link": {"rate": "10gbit", "delay": "50us", "burst": "64k"}, "uplink": {"rate": "1Gbit/s"}},
-    "switches": [{"name": "sw0"}, {"name": "sw1", "parent": "sw0"}], "hosts": [)" + hosts + "]}");
+    "switches": [{"name": "sw0"}, {"name": "sw1", "parent": "sw0"}], "hosts": [)" +
+                       hosts + "]}");
   EXPECT_EQ(t.name, "two-switch-4x2");
   EXPECT_EQ(t.hosts(), 8);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(t.hostDfs[size_t(i)], i);
@@ -125,7 +126,8 @@ TEST(TopologyParse, ErrorsNameTheFileAndTheKey) {
   m = failure(R"({"version": 2, )" + sw + "," + h + "}");
   EXPECT_NE(m.find("version: 2 is not supported"), std::string::npos) << m;
   m = failure(R"({"version": 1, "switches": [{"name": "sw0"}, {"name": "a", "parent": "b"},
-                 {"name": "b", "parent": "a"}], )" + h + "}");
+                 {"name": "b", "parent": "a"}], )" +
+              h + "}");
   EXPECT_NE(m.find("parents form a cycle: a -> b -> a"), std::string::npos) << m;
   m = failure(R"({"version": 1, "switches": [{"name": "sw0"}, {"name": "a", "parent": "nope"}], )" + h + "}");
   EXPECT_NE(m.find("switch \"a\".parent: no switch named \"nope\""), std::string::npos) << m;

@@ -32,7 +32,6 @@ namespace {
 using namespace topotest;
 using sctest::ScopedEnv;
 
-
 // The links a message from host x to host y crosses, by hand: its host links
 // when the hosts differ, and sw1's uplink (up from b, down from a) when the
 // switches differ.
@@ -76,52 +75,55 @@ Traffic runOp(int P, Op op, size_t n, const std::vector<int>& order) {
   Traffic tr;
   tr.perRank.assign(size_t(P), std::vector<uint64_t>(kLinks, 0));
   std::mutex mu;
-  sctest::run(P, [&](scComm_t comm, int r) {
-    std::vector<int> got(static_cast<size_t>(P));
-    SC_OK(comm, scCommGetRingOrder(comm, got.data()));
-    EXPECT_EQ(got, order) << "rank " << r;
-    const size_t N = n * size_t(P);
-    std::vector<int32_t> in(N), out(N, -1);
-    for (size_t i = 0; i < N; ++i) in[i] = int32_t(r * 1000 + int(i % 97));
-    auto expectSum = [&](size_t i) {
-      int64_t s = 0;
-      for (int q = 0; q < P; ++q) s += q * 1000 + int(i % 97);
-      return int32_t(s);
-    };
-    SC_OK(comm, scCommResetStats(comm));
-    switch (op) {
-      case Op::AllReduce:
-        SC_OK(comm, scAllReduce(in.data(), out.data(), N, scInt32, scSum, scAlgoRing, comm, nullptr));
-        for (size_t i = 0; i < N; ++i) ASSERT_EQ(out[i], expectSum(i)) << "rank " << r << " element " << i;
-        break;
-      case Op::ReduceScatter:
-        SC_OK(comm, scReduceScatter(in.data(), out.data(), n, scInt32, scSum, scAlgoRing, comm, nullptr));
-        for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], expectSum(size_t(r) * n + i)) << "rank " << r;
-        break;
-      case Op::AllGather:
-        SC_OK(comm, scAllGather(in.data(), out.data(), n, scInt32, scAlgoRing, comm, nullptr));
-        for (int q = 0; q < P; ++q)
-          for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[size_t(q) * n + i], q * 1000 + int(i % 97)) << "rank " << r;
-        break;
-      case Op::Broadcast: {
-        std::vector<int32_t> buf = r == 0 ? in : std::vector<int32_t>(N, -7);
-        SC_OK(comm, scBroadcast(buf.data(), N, scInt32, 0, scAlgoScatterAllGather, comm, nullptr));
-        for (size_t i = 0; i < N; ++i) ASSERT_EQ(buf[i], int32_t(i % 97)) << "rank " << r;
-        break;
-      }
-    }
-    int nl = kLinks;
-    std::vector<uint64_t> links(kLinks);
-    SC_OK(comm, scCommGetLinkTraffic(comm, links.data(), &nl));
-    ASSERT_EQ(nl, kLinks);
-    scStats_t st;
-    SC_OK(comm, scCommGetStats(comm, &st));
-    uint64_t mx = 0;
-    for (uint64_t b : links) mx = std::max(mx, b);
-    EXPECT_EQ(st.maxLinkBytes, mx) << "rank " << r;
-    std::lock_guard<std::mutex> lk(mu);
-    tr.perRank[size_t(r)] = links;
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int r) {
+        std::vector<int> got(static_cast<size_t>(P));
+        SC_OK(comm, scCommGetRingOrder(comm, got.data()));
+        EXPECT_EQ(got, order) << "rank " << r;
+        const size_t N = n * size_t(P);
+        std::vector<int32_t> in(N), out(N, -1);
+        for (size_t i = 0; i < N; ++i) in[i] = int32_t(r * 1000 + int(i % 97));
+        auto expectSum = [&](size_t i) {
+          int64_t s = 0;
+          for (int q = 0; q < P; ++q) s += q * 1000 + int(i % 97);
+          return int32_t(s);
+        };
+        SC_OK(comm, scCommResetStats(comm));
+        switch (op) {
+          case Op::AllReduce:
+            SC_OK(comm, scAllReduce(in.data(), out.data(), N, scInt32, scSum, scAlgoRing, comm, nullptr));
+            for (size_t i = 0; i < N; ++i) ASSERT_EQ(out[i], expectSum(i)) << "rank " << r << " element " << i;
+            break;
+          case Op::ReduceScatter:
+            SC_OK(comm, scReduceScatter(in.data(), out.data(), n, scInt32, scSum, scAlgoRing, comm, nullptr));
+            for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], expectSum(size_t(r) * n + i)) << "rank " << r;
+            break;
+          case Op::AllGather:
+            SC_OK(comm, scAllGather(in.data(), out.data(), n, scInt32, scAlgoRing, comm, nullptr));
+            for (int q = 0; q < P; ++q)
+              for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[size_t(q) * n + i], q * 1000 + int(i % 97)) << "rank " << r;
+            break;
+          case Op::Broadcast: {
+            std::vector<int32_t> buf = r == 0 ? in : std::vector<int32_t>(N, -7);
+            SC_OK(comm, scBroadcast(buf.data(), N, scInt32, 0, scAlgoScatterAllGather, comm, nullptr));
+            for (size_t i = 0; i < N; ++i) ASSERT_EQ(buf[i], int32_t(i % 97)) << "rank " << r;
+            break;
+          }
+        }
+        int nl = kLinks;
+        std::vector<uint64_t> links(kLinks);
+        SC_OK(comm, scCommGetLinkTraffic(comm, links.data(), &nl));
+        ASSERT_EQ(nl, kLinks);
+        scStats_t st;
+        SC_OK(comm, scCommGetStats(comm, &st));
+        uint64_t mx = 0;
+        for (uint64_t b : links) mx = std::max(mx, b);
+        EXPECT_EQ(st.maxLinkBytes, mx) << "rank " << r;
+        std::lock_guard<std::mutex> lk(mu);
+        tr.perRank[size_t(r)] = links;
+      },
+      &cfg);
   for (const auto& l : tr.perRank)
     for (int i = 0; i < kLinks; ++i) tr.sum[size_t(i)] += l[size_t(i)];
   std::remove(file.c_str());
@@ -211,12 +213,15 @@ TEST(TopologyRing, FloatAllReduceBitIdenticalAcrossRanks) {
     scConfig_t cfg = sctest::testConfig();
     if (topo) cfg.topologyFile = file.c_str();
     std::vector<std::vector<float>> res(static_cast<size_t>(P));
-    sctest::run(P, [&](scComm_t comm, int r) {
-      std::vector<float> in(N), out(N);
-      for (size_t i = 0; i < N; ++i) in[i] = std::sin(float(i * 7 + size_t(r) * 13)) * float(1 + r) / 3.0f;
-      SC_OK(comm, scAllReduce(in.data(), out.data(), N, scFloat32, scSum, scAlgoRing, comm, nullptr));
-      res[size_t(r)] = out;
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int r) {
+          std::vector<float> in(N), out(N);
+          for (size_t i = 0; i < N; ++i) in[i] = std::sin(float(i * 7 + size_t(r) * 13)) * float(1 + r) / 3.0f;
+          SC_OK(comm, scAllReduce(in.data(), out.data(), N, scFloat32, scSum, scAlgoRing, comm, nullptr));
+          res[size_t(r)] = out;
+        },
+        &cfg);
     std::remove(file.c_str());
     return res;
   };
@@ -323,20 +328,23 @@ TEST(TopologyMpi, ExchangeOrderAndResult) {
   ScopedEnv h("SPARCOLL_HOSTNAME", hn.c_str());
   scConfig_t cfg = sctest::testConfig();
   cfg.topologyFile = file.c_str();
-  sctest::run(P, [&](scComm_t comm, int r) {
-    std::vector<int> got(static_cast<size_t>(P));
-    SC_OK(comm, scCommGetRingOrder(comm, got.data()));
-    EXPECT_EQ(got, treeOrder(P));
-    const size_t N = 64 * size_t(P);
-    std::vector<int32_t> in(N, r + 1), out(N);
-    SC_OK(comm, scCommResetStats(comm));
-    SC_OK(comm, scAllReduce(in.data(), out.data(), N, scInt32, scSum, scAlgoRing, comm, nullptr));
-    for (auto v : out) ASSERT_EQ(v, P * (P + 1) / 2);
-    std::vector<uint64_t> links(kLinks);
-    int nl = kLinks;
-    SC_OK(comm, scCommGetLinkTraffic(comm, links.data(), &nl));
-    EXPECT_EQ(links, expected(P, treeOrder(P), 2 * (P - 1), 64 * 4, false)[size_t(r)]);
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int r) {
+        std::vector<int> got(static_cast<size_t>(P));
+        SC_OK(comm, scCommGetRingOrder(comm, got.data()));
+        EXPECT_EQ(got, treeOrder(P));
+        const size_t N = 64 * size_t(P);
+        std::vector<int32_t> in(N, r + 1), out(N);
+        SC_OK(comm, scCommResetStats(comm));
+        SC_OK(comm, scAllReduce(in.data(), out.data(), N, scInt32, scSum, scAlgoRing, comm, nullptr));
+        for (auto v : out) ASSERT_EQ(v, P * (P + 1) / 2);
+        std::vector<uint64_t> links(kLinks);
+        int nl = kLinks;
+        SC_OK(comm, scCommGetLinkTraffic(comm, links.data(), &nl));
+        EXPECT_EQ(links, expected(P, treeOrder(P), 2 * (P - 1), 64 * 4, false)[size_t(r)]);
+      },
+      &cfg);
   std::remove(file.c_str());
 }
 

@@ -33,16 +33,20 @@ TEST(TopologyModel, EstimatesPriceTheMostLoadedLink) {
     ScopedEnv h("SPARCOLL_HOSTNAME", "a0,a0,a1,a1,b0,b0,b1,b1");
     scConfig_t cfg = sctest::testConfig();
     if (topo) cfg.topologyFile = file.c_str();
-    sctest::run(8, [&](scComm_t comm, int r) {
-      if (r != 0) return;
-      int a;
-      double t;
-      SC_OK(comm, scEstimateTime(comm, scCollAllReduce, scAlgoRing, count, scFloat32, 0, topo ? &ring : &ring0, &a));
-      SC_OK(comm,
-            scEstimateTime(comm, scCollAllReduce, scAlgoRabenseifner, count, scFloat32, 0, topo ? &rab : &rab0, &a));
-      SC_OK(comm, scEstimateTime(comm, scCollAllReduce, scAlgoAuto, count, scFloat32, 0, &t, &a));
-      if (topo) pick = a;
-    }, &cfg);
+    sctest::run(
+        8,
+        [&](scComm_t comm, int r) {
+          if (r != 0) return;
+          int a;
+          double t;
+          SC_OK(comm,
+                scEstimateTime(comm, scCollAllReduce, scAlgoRing, count, scFloat32, 0, topo ? &ring : &ring0, &a));
+          SC_OK(comm, scEstimateTime(comm, scCollAllReduce, scAlgoRabenseifner, count, scFloat32, 0,
+                                     topo ? &rab : &rab0, &a));
+          SC_OK(comm, scEstimateTime(comm, scCollAllReduce, scAlgoAuto, count, scFloat32, 0, &t, &a));
+          if (topo) pick = a;
+        },
+        &cfg);
   }
   // The ring: 14 steps of 1/8 of the bytes over the 1 Gbit/s uplink each way.
   EXPECT_GE(ring, 14 * bytes / 8 * 8 / 1e9 * 0.999);
@@ -72,24 +76,27 @@ TEST(TopologyRing, DsopAllReduceRing) {
   scConfig_t cfg = sctest::testConfig();
   cfg.topologyFile = file.c_str();
   std::vector<uint64_t> up(static_cast<size_t>(P)), down(static_cast<size_t>(P));
-  sctest::run(P, [&](scComm_t comm, int r) {
-    std::vector<double> a(n), b(m), G(n * m, -1);  // small integers: exact in double
-    for (size_t i = 0; i < n; ++i) a[i] = double(r + 1 + int(i));
-    for (size_t j = 0; j < m; ++j) b[j] = double(2 * r - int(j));
-    SC_OK(comm, scCommResetStats(comm));
-    SC_OK(comm, scDsop(a.data(), n, b.data(), m, G.data(), scFloat64, scDsopAllReduceRing, comm, nullptr));
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = 0; j < m; ++j) {
-        int64_t s = 0;
-        for (int q = 0; q < P; ++q) s += int64_t(q + 1 + int(i)) * (2 * q - int(j));
-        ASSERT_EQ(G[i * m + j], double(s)) << "rank " << r << " (" << i << ", " << j << ")";
-      }
-    std::vector<uint64_t> links(kLinks);
-    int nl = kLinks;
-    SC_OK(comm, scCommGetLinkTraffic(comm, links.data(), &nl));
-    up[size_t(r)] = links[kUp];
-    down[size_t(r)] = links[kDown];
-  }, &cfg);
+  sctest::run(
+      P,
+      [&](scComm_t comm, int r) {
+        std::vector<double> a(n), b(m), G(n * m, -1);  // small integers: exact in double
+        for (size_t i = 0; i < n; ++i) a[i] = double(r + 1 + int(i));
+        for (size_t j = 0; j < m; ++j) b[j] = double(2 * r - int(j));
+        SC_OK(comm, scCommResetStats(comm));
+        SC_OK(comm, scDsop(a.data(), n, b.data(), m, G.data(), scFloat64, scDsopAllReduceRing, comm, nullptr));
+        for (size_t i = 0; i < n; ++i)
+          for (size_t j = 0; j < m; ++j) {
+            int64_t s = 0;
+            for (int q = 0; q < P; ++q) s += int64_t(q + 1 + int(i)) * (2 * q - int(j));
+            ASSERT_EQ(G[i * m + j], double(s)) << "rank " << r << " (" << i << ", " << j << ")";
+          }
+        std::vector<uint64_t> links(kLinks);
+        int nl = kLinks;
+        SC_OK(comm, scCommGetLinkTraffic(comm, links.data(), &nl));
+        up[size_t(r)] = links[kUp];
+        down[size_t(r)] = links[kDown];
+      },
+      &cfg);
   uint64_t su = 0, sd = 0;
   for (int r = 0; r < P; ++r) su += up[size_t(r)], sd += down[size_t(r)];
   // 2(P-1) steps of one 24-element block, once each way per step (rank
@@ -119,29 +126,32 @@ TEST(TopologyRing, UnevenBlocksEveryP) {
     cfg.topologyFile = file.c_str();
     cfg.pipelineBytes = 40;
     const size_t n = 37, N = n * size_t(P) + 5;  // allreduce/broadcast: N; reduce-scatter/allgather: n per rank
-    sctest::run(P, [&](scComm_t comm, int r) {
-      std::vector<int32_t> in(N), out(N, -1);
-      for (size_t i = 0; i < N; ++i) in[i] = int32_t((r + 1) * 7919 + int(i) * 31);
-      auto sum = [&](size_t i) {
-        int64_t s = 0;
-        for (int q = 0; q < P; ++q) s += (q + 1) * 7919 + int(i) * 31;
-        return int32_t(s);
-      };
-      SC_OK(comm, scAllReduce(in.data(), out.data(), N, scInt32, scSum, scAlgoRing, comm, nullptr));
-      for (size_t i = 0; i < N; ++i) ASSERT_EQ(out[i], sum(i)) << "allreduce rank " << r << " element " << i;
-      SC_OK(comm, scReduceScatter(in.data(), out.data(), n, scInt32, scSum, scAlgoRing, comm, nullptr));
-      for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], sum(size_t(r) * n + i)) << "reduce-scatter rank " << r;
-      SC_OK(comm, scAllGather(in.data(), out.data(), n, scInt32, scAlgoRing, comm, nullptr));
-      for (int q = 0; q < P; ++q)
-        for (size_t i = 0; i < n; ++i)
-          ASSERT_EQ(out[size_t(q) * n + i], (q + 1) * 7919 + int(i) * 31) << "allgather rank " << r;
-      for (int root = 0; root < P; ++root) {
-        std::vector<int32_t> buf = r == root ? in : std::vector<int32_t>(N, -3);
-        SC_OK(comm, scBroadcast(buf.data(), N, scInt32, root, scAlgoScatterAllGather, comm, nullptr));
-        for (size_t i = 0; i < N; ++i)
-          ASSERT_EQ(buf[i], (root + 1) * 7919 + int(i) * 31) << "broadcast root " << root << " rank " << r;
-      }
-    }, &cfg);
+    sctest::run(
+        P,
+        [&](scComm_t comm, int r) {
+          std::vector<int32_t> in(N), out(N, -1);
+          for (size_t i = 0; i < N; ++i) in[i] = int32_t((r + 1) * 7919 + int(i) * 31);
+          auto sum = [&](size_t i) {
+            int64_t s = 0;
+            for (int q = 0; q < P; ++q) s += (q + 1) * 7919 + int(i) * 31;
+            return int32_t(s);
+          };
+          SC_OK(comm, scAllReduce(in.data(), out.data(), N, scInt32, scSum, scAlgoRing, comm, nullptr));
+          for (size_t i = 0; i < N; ++i) ASSERT_EQ(out[i], sum(i)) << "allreduce rank " << r << " element " << i;
+          SC_OK(comm, scReduceScatter(in.data(), out.data(), n, scInt32, scSum, scAlgoRing, comm, nullptr));
+          for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], sum(size_t(r) * n + i)) << "reduce-scatter rank " << r;
+          SC_OK(comm, scAllGather(in.data(), out.data(), n, scInt32, scAlgoRing, comm, nullptr));
+          for (int q = 0; q < P; ++q)
+            for (size_t i = 0; i < n; ++i)
+              ASSERT_EQ(out[size_t(q) * n + i], (q + 1) * 7919 + int(i) * 31) << "allgather rank " << r;
+          for (int root = 0; root < P; ++root) {
+            std::vector<int32_t> buf = r == root ? in : std::vector<int32_t>(N, -3);
+            SC_OK(comm, scBroadcast(buf.data(), N, scInt32, root, scAlgoScatterAllGather, comm, nullptr));
+            for (size_t i = 0; i < N; ++i)
+              ASSERT_EQ(buf[i], (root + 1) * 7919 + int(i) * 31) << "broadcast root " << root << " rank " << r;
+          }
+        },
+        &cfg);
   }
   std::remove(file.c_str());
 }
@@ -158,24 +168,27 @@ TEST(TopologyRing, ShrinkKeepsTheMachines) {
   ScopedEnv h("SPARCOLL_HOSTNAME", "a0,b0,a1,b1");
   scConfig_t cfg = sctest::testConfig();
   cfg.topologyFile = file.c_str();
-  sctest::run(4, [&](scComm_t comm, int r) {
-    if (r == 0) return;  // the excluded rank takes no part
-    const int ex = 0;
-    scComm_t small = nullptr;
-    SC_OK(comm, scCommShrink(comm, &ex, 1, &small));
-    int order[3];
-    SC_OK(small, scCommGetRingOrder(small, order));
-    EXPECT_EQ(order[0], 1);
-    EXPECT_EQ(order[1], 0);
-    EXPECT_EQ(order[2], 2);
-    std::vector<int32_t> in(30, r), out(30);
-    SC_OK(small, scAllReduce(in.data(), out.data(), 30, scInt32, scSum, scAlgoRing, small, nullptr));
-    for (int32_t v : out) ASSERT_EQ(v, 1 + 2 + 3);
-    int nl = 0;
-    SC_OK(small, scCommGetLinkTraffic(small, nullptr, &nl));
-    EXPECT_EQ(nl, kLinks);
-    SC_OK(small, scCommDestroy(small));
-  }, &cfg);
+  sctest::run(
+      4,
+      [&](scComm_t comm, int r) {
+        if (r == 0) return;  // the excluded rank takes no part
+        const int ex = 0;
+        scComm_t small = nullptr;
+        SC_OK(comm, scCommShrink(comm, &ex, 1, &small));
+        int order[3];
+        SC_OK(small, scCommGetRingOrder(small, order));
+        EXPECT_EQ(order[0], 1);
+        EXPECT_EQ(order[1], 0);
+        EXPECT_EQ(order[2], 2);
+        std::vector<int32_t> in(30, r), out(30);
+        SC_OK(small, scAllReduce(in.data(), out.data(), 30, scInt32, scSum, scAlgoRing, small, nullptr));
+        for (int32_t v : out) ASSERT_EQ(v, 1 + 2 + 3);
+        int nl = 0;
+        SC_OK(small, scCommGetLinkTraffic(small, nullptr, &nl));
+        EXPECT_EQ(nl, kLinks);
+        SC_OK(small, scCommDestroy(small));
+      },
+      &cfg);
   std::remove(file.c_str());
 }
 

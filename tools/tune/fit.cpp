@@ -104,8 +104,7 @@ void fitOnce(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::Ve
 
 }  // namespace
 
-FitResult fitLinear(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::VectorXd& offset,
-                     bool outliers) {
+FitResult fitLinear(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::VectorXd& offset, bool outliers) {
   const Eigen::VectorXd off = offset.size() ? offset : Eigen::VectorXd::Zero(t.size());
   FitResult r;
   std::vector<bool> use(size_t(t.size()), true);

@@ -22,21 +22,21 @@ namespace sctune {
 //    max(3 x MAD, 50 %) of the residuals are dropped and the fit is redone
 //    once. Small (alpha-dominated) sizes are not treated specially.
 struct FitResult {
-  Eigen::VectorXd params;            // one per column of A, each >= 0
-  std::vector<double> predicted;     // offset_i + A_i · params, every point
-  std::vector<double> relResidual;   // (predicted - t) / t, every point
-  std::vector<bool> dropped;         // left out of the second fit
+  Eigen::VectorXd params;           // one per column of A, each >= 0
+  std::vector<double> predicted;    // offset_i + A_i · params, every point
+  std::vector<double> relResidual;  // (predicted - t) / t, every point
+  std::vector<bool> dropped;        // left out of the second fit
   int nDropped = 0;
-  double cut = 0;                    // the outlier threshold that was applied
-  double r2 = 0;                     // weighted R² over the kept points
-  double medianAbsRelError = 0;      // median |relResidual| over the kept points
-  int points = 0;                    // kept points
+  double cut = 0;                // the outlier threshold that was applied
+  double r2 = 0;                 // weighted R² over the kept points
+  double medianAbsRelError = 0;  // median |relResidual| over the kept points
+  int points = 0;                // kept points
 };
 
 // t must be positive and finite; offset empty means 0. outliers=false skips
 // the second pass (a fit with as many points as parameters, say).
 FitResult fitLinear(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::VectorXd& offset = {},
-                     bool outliers = true);
+                    bool outliers = true);
 
 // A fit in bands of sizes: the points cut by their size (x_i, e.g. bytes)
 // into contiguous bands, each fitted alone by fitLinear. Shared memory is
@@ -50,18 +50,18 @@ FitResult fitLinear(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Ei
 // from a smaller one only when at least a tenth better; so a straight line
 // stays one band, and a band is never fitted to its own noise.
 struct BandFit {
-  double lo = 0, hi = 0;       // the smallest and largest size in the band
-  std::vector<long> rows;      // the points in it
-  FitResult fit;               // over those rows (in their order)
+  double lo = 0, hi = 0;   // the smallest and largest size in the band
+  std::vector<long> rows;  // the points in it
+  FitResult fit;           // over those rows (in their order)
 };
 struct BandedFit {
-  std::vector<BandFit> bands;        // by size, ascending
-  std::vector<double> predicted;     // every point, by its band's fit
-  std::vector<double> relResidual;   // every point
-  std::vector<bool> dropped;         // every point
-  int points = 0, nDropped = 0;      // kept and dropped, over all bands
-  double medianAbsRelError = 0;      // median |relResidual| over the kept points
-  int bandOf(long row) const;        // index into bands
+  std::vector<BandFit> bands;       // by size, ascending
+  std::vector<double> predicted;    // every point, by its band's fit
+  std::vector<double> relResidual;  // every point
+  std::vector<bool> dropped;        // every point
+  int points = 0, nDropped = 0;     // kept and dropped, over all bands
+  double medianAbsRelError = 0;     // median |relResidual| over the kept points
+  int bandOf(long row) const;       // index into bands
 };
 BandedFit fitBands(const Eigen::MatrixXd& A, const Eigen::VectorXd& t, const Eigen::VectorXd& offset,
                    const std::vector<double>& x, int maxBands = 4, int minSizes = 2);

@@ -24,13 +24,13 @@ std::vector<Coef> denseColumns(int P, double n) {
   while (p2 * 2 <= P) p2 *= 2;
   const double f = P != p2 ? 1 : 0, lg = std::log2(double(p2)), q = (P - 1.0) / P, q2 = (p2 - 1.0) / p2;
   return {
-      {2.0 * (P - 1), 2 * q * n, q * n},                       // allreduce ring
-      {2 * (lg + f), (2 * q2 + 2 * f) * n, (q2 + f) * n},      // allreduce rabenseifner
-      {lg + 2 * f, (lg + 2 * f) * n, (lg + f) * n},            // allreduce recdbl
-      {P - 1.0, q * n, q * n},                                 // reduce-scatter ring
-      {lg + f, (q2 + 2 * f) * n, (q2 + f) * n},                // reduce-scatter rabenseifner (halving)
-      {P - 1.0, q * n, 0},                                     // allgather ring
-      {lg + f, (q2 + 2 * f) * n, 0},                           // allgather recdbl
+      {2.0 * (P - 1), 2 * q * n, q * n},                   // allreduce ring
+      {2 * (lg + f), (2 * q2 + 2 * f) * n, (q2 + f) * n},  // allreduce rabenseifner
+      {lg + 2 * f, (lg + 2 * f) * n, (lg + f) * n},        // allreduce recdbl
+      {P - 1.0, q * n, q * n},                             // reduce-scatter ring
+      {lg + f, (q2 + 2 * f) * n, (q2 + f) * n},            // reduce-scatter rabenseifner (halving)
+      {P - 1.0, q * n, 0},                                 // allgather ring
+      {lg + f, (q2 + 2 * f) * n, 0},                       // allgather recdbl
   };
 }
 
@@ -86,8 +86,12 @@ std::vector<Row4> sharedRows(int P, double n) {
   int p2 = 1;
   while (p2 * 2 <= P) p2 *= 2;
   const double e = P - p2, lg = std::log2(double(p2));
-  const std::vector<double> shared = {2.0 * (P - 1) * n, 2 * (p2 - 1) * n + 2 * e * n, p2 * lg * n + 2 * e * n,
-                                      (P - 1.0) * n,     (p2 - 1) * n + e * n + e * n / P, (P - 1.0) * n,
+  const std::vector<double> shared = {2.0 * (P - 1) * n,
+                                      2 * (p2 - 1) * n + 2 * e * n,
+                                      p2 * lg * n + 2 * e * n,
+                                      (P - 1.0) * n,
+                                      (p2 - 1) * n + e * n + e * n / P,
+                                      (P - 1.0) * n,
                                       (p2 - 1) * n + e * n + e * n / P};
   std::vector<Row4> rows;
   const std::vector<Coef> c = denseColumns(P, n);
@@ -95,8 +99,8 @@ std::vector<Row4> sharedRows(int P, double n) {
   const double L = std::ceil(std::log2(double(P)));
   double blocks = 0;
   for (int r = 1; r < P; ++r) blocks += std::min(r & -r, P - r);
-  rows.push_back({L, L * n, 0, (P - 1) * n});                                                  // binomial
-  rows.push_back({L + P - 1, 2 * (P - 1.0) / P * n, 0, blocks * n / P + (P - 1) * n});         // scatter_allgather
+  rows.push_back({L, L * n, 0, (P - 1) * n});                                           // binomial
+  rows.push_back({L + P - 1, 2 * (P - 1.0) / P * n, 0, blocks * n / P + (P - 1) * n});  // scatter_allgather
   return rows;
 }
 
@@ -207,7 +211,8 @@ TEST(Fit, OutliersAreDroppedAndTheRefitIsClean) {
   const FitResult raw = fitLinear(d.A, d.t, {}, false);
   EXPECT_EQ(raw.nDropped, 0);
   auto off = [](const FitResult& f) {
-    return std::fabs(f.params(0) / kAlpha - 1) + std::fabs(f.params(1) / kBeta - 1) + std::fabs(f.params(2) / kGamma - 1);
+    return std::fabs(f.params(0) / kAlpha - 1) + std::fabs(f.params(1) / kBeta - 1) +
+           std::fabs(f.params(2) / kGamma - 1);
   };
   EXPECT_GT(off(raw), 0.05);
   EXPECT_LT(off(r), 0.02);
@@ -292,8 +297,8 @@ TEST(Rules, GeometricCells) {
 
 TEST(Rules, AdjacentSizesWithTheSameAlgorithmMerge) {
   const double K = 1024;
-  const std::vector<SizeVerdict> v{{1 * K, "ring", false},   {4 * K, "native", true}, {16 * K, "native", true},
-                                   {64 * K, "recdbl", true}, {256 * K, "ring", false}, {1024 * K, "native", true},
+  const std::vector<SizeVerdict> v{{1 * K, "ring", false},    {4 * K, "native", true},  {16 * K, "native", true},
+                                   {64 * K, "recdbl", true},  {256 * K, "ring", false}, {1024 * K, "native", true},
                                    {4096 * K, "native", true}};
   const std::vector<ByteRule> r = emitRules(v);
   ASSERT_EQ(r.size(), 3u);

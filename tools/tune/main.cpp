@@ -45,13 +45,13 @@ class TuneTool final : public Tool {
              o.minBytes = parseSize(v, "-b (minbytes)");
              sizesGiven_ = true;
            }});
-    f.add({'e', "maxbytes", "<size>", "largest dense size (default 256M; --quick 4M)", [this, &o](const std::string& v) {
-             o.maxBytes = parseSize(v, "-e (maxbytes)");
-             sizesGiven_ = true;
-           }});
-    f.add({'f', "stepfactor", "<n>", "factor between sizes (default 4)", [&o](const std::string& v) {
-             o.stepFactor = size_t(parseInt(v, "-f (stepfactor)", 2, 1 << 20));
-           }});
+    f.add(
+        {'e', "maxbytes", "<size>", "largest dense size (default 256M; --quick 4M)", [this, &o](const std::string& v) {
+           o.maxBytes = parseSize(v, "-e (maxbytes)");
+           sizesGiven_ = true;
+         }});
+    f.add({'f', "stepfactor", "<n>", "factor between sizes (default 4)",
+           [&o](const std::string& v) { o.stepFactor = size_t(parseInt(v, "-f (stepfactor)", 2, 1 << 20)); }});
     f.section("sparcoll-tune options:");
     f.add({'o', "output", "<file>", "the tuning file to write (JSON, schema v1)",
            [this](const std::string& v) { output_ = v; }});
@@ -61,17 +61,18 @@ class TuneTool final : public Tool {
            [this](const std::string& v) { validate_ = v; }});
     f.add({0, "raw", "<file>", "also write every measured point as JSON lines",
            [this](const std::string& v) { raw_ = v; }});
-    f.add({0, "points", "<file>", "measure nothing: fit (--output) or check (--validate) the points\n"
-                                  "an earlier run wrote with --raw (its ranks, transport, memory)",
+    f.add({0, "points", "<file>",
+           "measure nothing: fit (--output) or check (--validate) the points\n"
+           "an earlier run wrote with --raw (its ranks, transport, memory)",
            [this](const std::string& v) { points_ = v; }});
-    f.add({0, "step-bands", "", "write bands without their measured sizes: each band then prices\n"
-                                "every size up to its bytes' edge (a step) instead of blending\n"
-                                "with its neighbour between their measured sizes",
+    f.add({0, "step-bands", "",
+           "write bands without their measured sizes: each band then prices\n"
+           "every size up to its bytes' edge (a step) instead of blending\n"
+           "with its neighbour between their measured sizes",
            [this](const std::string&) { stepBands_ = true; }});
     f.add({0, "dense-only", "", "skip sparse allreduce and DSOP", [this](const std::string&) { denseOnly_ = true; }});
-    f.add({0, "budget", "<s>", "time per point (default 0.25; --quick 0.05)", [this](const std::string& v) {
-             budget_ = parseNumber(v, "--budget", 1e-4, 3600);
-           }});
+    f.add({0, "budget", "<s>", "time per point (default 0.25; --quick 0.05)",
+           [this](const std::string& v) { budget_ = parseNumber(v, "--budget", 1e-4, 3600); }});
     f.add({0, "densities", "<list>", "sparse densities (default 0.001,0.01,0.1,0.5)", [this](const std::string& v) {
              densities_.clear();
              for (const auto& d : splitList(v)) densities_.push_back(parseNumber(d, "--densities", 1e-9, 1));
@@ -93,7 +94,8 @@ class TuneTool final : public Tool {
     if (quick_ && !sizesGiven_) o.minBytes = 1024, o.maxBytes = size_t(4) << 20;
     if (o.minBytes == 0 || o.minBytes > o.maxBytes) throw UsageError{"-b must be at least 1 and at most -e"};
     if (budget_ <= 0) budget_ = quick_ ? 0.05 : 0.25;
-    if (dsopSizes_.empty()) dsopSizes_ = quick_ ? std::vector<size_t>{500, 1000} : std::vector<size_t>{1000, 2000, 4000};
+    if (dsopSizes_.empty())
+      dsopSizes_ = quick_ ? std::vector<size_t>{500, 1000} : std::vector<size_t>{1000, 2000, 4000};
   }
 
   void configure(scConfig_t& cfg, const Options&) const override {
@@ -152,16 +154,17 @@ class TuneTool final : public Tool {
     std::vector<sctune::Point> pts;
     std::string err;
     if (!sctune::readPoints(points_, &s.src, &pts, &err)) throw UsageError{err};
-    s.transport = s.src.transport == "nccl" ? scTransportNccl : s.src.transport == "local" ? scTransportLocal
-                                                                                          : scTransportMpi;
+    s.transport = s.src.transport == "nccl"    ? scTransportNccl
+                  : s.src.transport == "local" ? scTransportLocal
+                                               : scTransportMpi;
     s.output = output_;
     s.raw = raw_;
     s.stepBands = stepBands_;
     s.validate = validate_;
     if (validate_.empty()) {
       std::printf("# sparcoll-tune (tuning from %s): %d ranks on %d machine%s, %s transport, %s memory, %zu points\n",
-                  points_.c_str(), s.src.ranks, s.src.machines, s.src.machines == 1 ? "" : "s",
-                  s.src.transport.c_str(), s.src.memory.c_str(), pts.size());
+                  points_.c_str(), s.src.ranks, s.src.machines, s.src.machines == 1 ? "" : "s", s.src.transport.c_str(),
+                  s.src.memory.c_str(), pts.size());
       sctune::fitAndWrite(s, pts, 0);
     } else {
       sctune::validatePoints(s, pts);

@@ -21,9 +21,12 @@ namespace {
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 scCollective_t collectiveId(const std::string& c) {
-  return c == "allreduce" ? scCollAllReduce : c == "reduce_scatter" ? scCollReduceScatter
-         : c == "allgather" ? scCollAllGather : c == "sparse_allreduce" ? scCollSparseAllReduce
-         : c == "broadcast" ? scCollBroadcast : scCollDsop;
+  return c == "allreduce"          ? scCollAllReduce
+         : c == "reduce_scatter"   ? scCollReduceScatter
+         : c == "allgather"        ? scCollAllGather
+         : c == "sparse_allreduce" ? scCollSparseAllReduce
+         : c == "broadcast"        ? scCollBroadcast
+                                   : scCollDsop;
 }
 
 std::string algoName(scCollective_t c, int id) {
@@ -75,8 +78,8 @@ Source sourceFrom(const json& s) {
     src.maxBytes = (*it)[1].get<size_t>();
     src.factor = (*it)[2].get<size_t>();
   }
-  if (src.ranks < 2 || src.machines < 1 || (src.transport != "mpi" && src.transport != "nccl" &&
-                                             src.transport != "local") ||
+  if (src.ranks < 2 || src.machines < 1 ||
+      (src.transport != "mpi" && src.transport != "nccl" && src.transport != "local") ||
       (src.memory != "host" && src.memory != "device"))
     throw std::runtime_error("source: ranks >= 2, machines >= 1, transport mpi|nccl|local, memory host|device");
   return src;
@@ -199,15 +202,18 @@ bool readPoints(const std::string& path, Source* src, std::vector<Point>* pts, s
 namespace {
 
 int algoId(scCollective_t c, const std::string& a) {
-  return a == "auto" ? 0 : c == scCollSparseAllReduce ? sparseAlgoId(a) : c == scCollDsop ? dsopAlgoId(a) : denseAlgoId(a);
+  return a == "auto"                  ? 0
+         : c == scCollSparseAllReduce ? sparseAlgoId(a)
+         : c == scCollDsop            ? dsopAlgoId(a)
+                                      : denseAlgoId(a);
 }
 
 // The estimate's result; fatal with a message naming the point on failure.
 double finish(scResult_t rc, const char* api, const std::string& detail, scCollective_t c, const std::string& coll,
               const std::string& algo, size_t count, double seconds, int pick, std::string* autoPick) {
   if (rc != scSuccess)
-    scbench::fatal(std::string(api) + "(" + coll + ", " + algo + ", count " + std::to_string(count) + ") failed: " +
-                   scGetErrorString(rc) + ": " + detail);
+    scbench::fatal(std::string(api) + "(" + coll + ", " + algo + ", count " + std::to_string(count) +
+                   ") failed: " + scGetErrorString(rc) + ": " + detail);
   if (autoPick) *autoPick = algoName(c, pick);
   return seconds;
 }
@@ -250,8 +256,8 @@ double estimate(scComm_t comm, const std::string& collective, const std::string&
   const scCollective_t c = collectiveId(collective);
   double seconds = 0;
   int pick = 0;
-  const scResult_t rc = scEstimateTime(comm, c, algoId(c, algorithm), count, scFloat32,
-                                       densityArg(collective, density), &seconds, &pick);
+  const scResult_t rc =
+      scEstimateTime(comm, c, algoId(c, algorithm), count, scFloat32, densityArg(collective, density), &seconds, &pick);
   return finish(rc, "scEstimateTime", rc ? scGetLastError(comm) : "", c, collective, algorithm, count, seconds, pick,
                 autoPick);
 }

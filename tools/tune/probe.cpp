@@ -16,8 +16,8 @@ double probeSeconds(const CostModel& m, const Point& p, int except) {
   double seconds = 0;
   if (const scResult_t rc = scCostModelNeighborTime(m.get(), &terms, size_t(std::llround(p.bytes)), &seconds);
       rc != scSuccess)
-    scbench::fatal("scCostModelNeighborTime(" + p.algorithm + ", " + humanBytes(p.bytes) + ") failed: " +
-                   scGetErrorString(rc) + ": " + scGetLastError(nullptr));
+    scbench::fatal("scCostModelNeighborTime(" + p.algorithm + ", " + humanBytes(p.bytes) +
+                   ") failed: " + scGetErrorString(rc) + ": " + scGetLastError(nullptr));
   return seconds;
 }
 
@@ -49,15 +49,16 @@ void fitOverhead(const std::vector<Point>& pts, const std::string& level, std::v
   std::vector<OverheadRow> rows;
   for (const auto& [naive, comb] : pairs) {
     const double known = probeSeconds(m, *comb, l) - probeSeconds(m, *naive, l);
-    rows.push_back({comb->seconds - naive->seconds, known,
-                    comb->terms.extraMessages[l] - naive->terms.extraMessages[l], naive->seconds});
+    rows.push_back({comb->seconds - naive->seconds, known, comb->terms.extraMessages[l] - naive->terms.extraMessages[l],
+                    naive->seconds});
   }
   const OverheadFit o = fitMessageOverhead(rows);
   if (std::isnan(o.o)) return;
   const double saved = pairs.front().first->terms.extraMessages[l] - pairs.front().second->terms.extraMessages[l];
-  std::printf("# fit, neighbourhood message overhead (%s): o %s, from combining against naive on the complete graph\n"
-              "#   (%d block size%s; combining saves %g messages on the busiest rank; weights 1/t², o >= 0)\n",
-              level.c_str(), humanTime(o.o).c_str(), o.points, o.points == 1 ? "" : "s", saved);
+  std::printf(
+      "# fit, neighbourhood message overhead (%s): o %s, from combining against naive on the complete graph\n"
+      "#   (%d block size%s; combining saves %g messages on the busiest rank; weights 1/t², o >= 0)\n",
+      level.c_str(), humanTime(o.o).c_str(), o.points, o.points == 1 ? "" : "s", saved);
   for (size_t i = 0; i < pairs.size(); ++i)
     std::printf("#   %-8s naive %10s  combining %10s  combining - naive: measured %+9.1f us, model %+9.1f us\n",
                 humanBytes(pairs[i].first->bytes).c_str(), humanTime(pairs[i].first->seconds).c_str(),

@@ -248,12 +248,13 @@ void Sweep::dense(std::vector<Point>& out) {
         const scAlgo_t a = scAlgo_t(denseAlgoId(name));
         calls.emplace_back([&, a, name, count] {
           const scResult_t rc =
-              coll == "allreduce" ? scAllReduce(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
+              coll == "allreduce"
+                  ? scAllReduce(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
               : coll == "reduce_scatter"
                   ? scReduceScatter(send.data(), recv.data(), count, scFloat32, scSum, a, rs_.comm, rs_.stream)
-              : coll == "allgather" ? scAllGather(send.data(), recv.data(), count, scFloat32, a, rs_.comm, rs_.stream)
-                                    : scBroadcast(recv.data(), count, scFloat32, broadcasts++ % P, a, rs_.comm,
-                                                  rs_.stream);
+              : coll == "allgather"
+                  ? scAllGather(send.data(), recv.data(), count, scFloat32, a, rs_.comm, rs_.stream)
+                  : scBroadcast(recv.data(), count, scFloat32, broadcasts++ % P, a, rs_.comm, rs_.stream);
           if (rc != scSuccess) callFailed(rs_, coll + " (" + name + ")", rc);
         });
         pts.push_back({coll, name, count, full});
@@ -270,8 +271,7 @@ void Sweep::neighbor(std::vector<Point>& out) {
   for (int j = 0; j < P; ++j)
     if (j != r) others.push_back(j);
   scTopology_t t = nullptr;
-  if (const scResult_t rc = scTopologyCreate(&t, rs_.comm, P - 1, others.data(), P - 1, others.data());
-      rc != scSuccess)
+  if (const scResult_t rc = scTopologyCreate(&t, rs_.comm, P - 1, others.data(), P - 1, others.data()); rc != scSuccess)
     callFailed(rs_, "scTopologyCreate (complete graph)", rc);
   scNbrCostTerms_t naive{}, comb{};
   for (auto [algo, terms] : {std::pair{scNbrNaive, &naive}, std::pair{scNbrCombining, &comb}})
@@ -283,8 +283,10 @@ void Sweep::neighbor(std::vector<Point>& out) {
   const double saved = naive.extraMessages[0] + naive.extraMessages[1] - comb.extraMessages[0] - comb.extraMessages[1];
   if (saved <= 0) {
     if (r == 0)
-      std::printf("  combining forms no friend groups on the complete graph of %d ranks (k %d, theta %d):\n"
-                  "  nothing to measure; the file keeps the default message overhead\n", P, k, theta);
+      std::printf(
+          "  combining forms no friend groups on the complete graph of %d ranks (k %d, theta %d):\n"
+          "  nothing to measure; the file keeps the default message overhead\n",
+          P, k, theta);
     scTopologyDestroy(t);
     return;
   }
@@ -293,16 +295,18 @@ void Sweep::neighbor(std::vector<Point>& out) {
     if (s <= kProbeMaxBytes) blocks.push_back(s);
   if (blocks.empty()) blocks.push_back(*std::min_element(plan_.sizes.begin(), plan_.sizes.end()));
   if (r == 0)
-    std::printf("  complete graph of %d ranks: combining in groups of up to %d (theta %d) saves %g messages on the\n"
-                "  busiest rank for %g more round(s)\n", P, k, theta, saved,
-                comb.rounds[0] + comb.rounds[1] - naive.rounds[0] - naive.rounds[1]);
+    std::printf(
+        "  complete graph of %d ranks: combining in groups of up to %d (theta %d) saves %g messages on the\n"
+        "  busiest rank for %g more round(s)\n",
+        P, k, theta, saved, comb.rounds[0] + comb.rounds[1] - naive.rounds[0] - naive.rounds[1]);
   const size_t maxB = *std::max_element(blocks.begin(), blocks.end());
   Buffer send = rs_.alloc(maxB), recv = rs_.alloc(maxB * size_t(P - 1));
   rs_.zero(send.data(), maxB);
   for (size_t b : blocks) {
     std::vector<Point> pts;
     std::vector<std::function<void()>> calls;
-    for (auto [algo, name, terms] : {std::tuple{scNbrNaive, "naive", &naive}, std::tuple{scNbrCombining, "combining", &comb}}) {
+    for (auto [algo, name, terms] :
+         {std::tuple{scNbrNaive, "naive", &naive}, std::tuple{scNbrCombining, "combining", &comb}}) {
       // algo = algo: a structured binding is not capturable by name before C++20 (Clang refuses it).
       calls.emplace_back([&, algo = algo, b] {
         if (const scResult_t rc = scNeighborAllGather(send.data(), b, recv.data(), scUint8, algo, t, rs_.stream);
@@ -315,8 +319,10 @@ void Sweep::neighbor(std::vector<Point>& out) {
       scNbrAlgo_t pick = scNbrAuto;
       if (const scResult_t rc = scTopologyEstimateTime(t, b, algo, &p.predicted, &pick); rc != scSuccess)
         callFailed(rs_, "scTopologyEstimateTime", rc);
-      p.autoPick = pick == scNbrNaive ? "naive" : pick == scNbrCombining ? "combining"
-                   : pick == scNbrHierarchical ? "hierarchical" : "native";
+      p.autoPick = pick == scNbrNaive          ? "naive"
+                   : pick == scNbrCombining    ? "combining"
+                   : pick == scNbrHierarchical ? "hierarchical"
+                                               : "native";
       pts.push_back(p);
     }
     const std::vector<Point> here = timeTogether(pts, calls);
@@ -364,8 +370,7 @@ void Sweep::sparse(std::vector<Point>& out) {
 
 void Sweep::dsop(std::vector<Point>& out) {
   scDataType_t odt = scFloat32;
-  if (const scResult_t rc = scDsopOutputType(scFloat32, &odt); rc != scSuccess)
-    callFailed(rs_, "scDsopOutputType", rc);
+  if (const scResult_t rc = scDsopOutputType(scFloat32, &odt); rc != scSuccess) callFailed(rs_, "scDsopOutputType", rc);
   const size_t so = odt == scFloat64 ? 8 : 4;
   for (size_t n : plan_.dsopSizes) {
     Buffer a = rs_.alloc(n * 4), b = rs_.alloc(n * 4), G = rs_.alloc(n * n * so);

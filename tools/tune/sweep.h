@@ -21,15 +21,15 @@
 namespace sctune {
 
 struct Point {
-  std::string collective;  // "pingpong", "allreduce", "reduce_scatter", "allgather", "broadcast", "sparse_allreduce", "dsop",
-                           // "neighbor_allgather" (the probe)
+  std::string collective;  // "pingpong", "allreduce", "reduce_scatter", "allgather", "broadcast", "sparse_allreduce",
+                           // "dsop", "neighbor_allgather" (the probe)
   std::string algorithm;   // the library's name (pingpong: the level, "intra" or "inter")
   size_t count = 0;        // as scEstimateTime takes it (pingpong: bytes)
   double bytes = 0;        // the tuning file's "bytes" (pingpong: message bytes)
   double density = 0;      // sparse allreduce only
   double seconds = 0;      // median over runs (pingpong: one way, half the round trip)
   int runs = 0;
-  long batch = 0;          // calls per run
+  long batch = 0;  // calls per run
   // neighbor_allgather: the model's terms for this algorithm on the probe's
   // topology (scNbrCostTerms_t: rounds, extra messages, blocks, shared
   // blocks; intra, inter).
@@ -46,10 +46,10 @@ struct Plan {
   std::vector<size_t> sizes;        // dense and ping-pong bytes
   std::vector<size_t> sparseSizes;  // sparse allreduce: N x 4 bytes
   std::vector<double> densities;
-  std::vector<size_t> dsopSizes;    // n = m
+  std::vector<size_t> dsopSizes;  // n = m
   bool denseOnly = false;
-  bool native = true;               // measure `native` (device-local communicators have none)
-  double budget = 0.25;             // seconds per point
+  bool native = true;    // measure `native` (device-local communicators have none)
+  double budget = 0.25;  // seconds per point
   int minRuns = 3, maxRuns = 20;
 };
 
@@ -62,11 +62,11 @@ std::vector<int> machinesOf(scbench::Group& g, bool mpi);
 
 // The tuning file's names and the library's enums.
 const std::vector<std::string>& denseAlgorithms(const std::string& collective);  // without auto
-int denseAlgoId(const std::string& name);                                          // scAlgo_t
-std::vector<std::string> sparseAlgorithms();                                       // without auto
-int sparseAlgoId(const std::string& name);                                         // scSparseAlgo_t
-std::vector<std::string> dsopAlgorithms();                                         // without auto
-int dsopAlgoId(const std::string& name);                                           // scDsopAlgo_t
+int denseAlgoId(const std::string& name);                                        // scAlgo_t
+std::vector<std::string> sparseAlgorithms();                                     // without auto
+int sparseAlgoId(const std::string& name);                                       // scSparseAlgo_t
+std::vector<std::string> dsopAlgorithms();                                       // without auto
+int dsopAlgoId(const std::string& name);                                         // scDsopAlgo_t
 
 // "12.3 us", "4.56 ms"; "1 KiB", "256 MiB", "1000 B" (for printing).
 std::string humanTime(double seconds);
@@ -107,7 +107,6 @@ class Sweep {
   std::vector<Point> timeTogether(std::vector<Point> pts, const std::vector<std::function<void()>>& calls);
 
  private:
-
   scbench::Group& g_;
   scbench::RankState& rs_;
   const Plan& plan_;

@@ -34,9 +34,10 @@ void printHeader(const Setup& s, const char* mode) {
   std::printf("# sparcoll-tune (%s): %d ranks on %d machine%s, %s transport, %s memory%s\n", mode, s.src.ranks,
               s.src.machines, s.src.machines == 1 ? "" : "s", s.src.transport.c_str(), s.src.memory.c_str(),
               s.src.quick ? ", --quick" : "");
-  std::printf("# timing: per point a warm-up, then runs of back-to-back calls for %.3g s (%d to %d runs);\n"
-              "#         a run's time per call is the max over ranks, the point's the median over runs\n",
-              p.budget, p.minRuns, p.maxRuns);
+  std::printf(
+      "# timing: per point a warm-up, then runs of back-to-back calls for %.3g s (%d to %d runs);\n"
+      "#         a run's time per call is the max over ranks, the point's the median over runs\n",
+      p.budget, p.minRuns, p.maxRuns);
   std::printf("# dense: %s .. %s (x%zu), float32 sum\n", humanBytes(double(p.sizes.front())).c_str(),
               humanBytes(double(p.sizes.back())).c_str(), s.src.factor);
   if (p.denseOnly) return;
@@ -44,8 +45,8 @@ void printHeader(const Setup& s, const char* mode) {
   for (size_t b : p.sparseSizes) sp += (sp.empty() ? "" : ", ") + humanBytes(double(b));
   for (double x : p.densities) d += (d.empty() ? "" : ", ") + fmt("%g", x);
   for (size_t n : p.dsopSizes) ds += (ds.empty() ? "" : ", ") + std::to_string(n);
-  std::printf("# sparse allreduce: N x 4 B in %s at densities %s; DSOP: n = m in %s (float32)\n", sp.c_str(),
-              d.c_str(), ds.c_str());
+  std::printf("# sparse allreduce: N x 4 B in %s at densities %s; DSOP: n = m in %s (float32)\n", sp.c_str(), d.c_str(),
+              ds.c_str());
 }
 
 namespace {
@@ -100,7 +101,7 @@ void printPingFit(const PingFit& pf, const std::string& level) {
 }
 
 ModelEntry pingEntry(const std::string& level, const PingFit& pf, double gamma) {
-  ModelEntry m{level, {pf.f.params(0), pf.f.params(1), gamma}, pf.f.r2, pf.f.medianAbsRelError, pf.f.points,
+  ModelEntry m{level,        {pf.f.params(0), pf.f.params(1), gamma}, pf.f.r2, pf.f.medianAbsRelError, pf.f.points,
                pf.f.nDropped};
   m.hasPingpong = true;
   m.ppAlpha = pf.f.params(0);
@@ -112,8 +113,7 @@ ModelEntry pingEntry(const std::string& level, const PingFit& pf, double gamma) 
 // Rules: per collective (and density), per measured size, the measured best
 // against the model's pick; sizes where the pick is > 10 % slower get a rule.
 // dense: the dense collectives, else sparse allreduce and DSOP.
-std::vector<RuleEntry> makeRules(const std::vector<Point>& pts, const CostModel& model, int P, bool dense,
-                                 bool print) {
+std::vector<RuleEntry> makeRules(const std::vector<Point>& pts, const CostModel& model, int P, bool dense, bool print) {
   std::map<std::string, std::map<double, std::map<double, std::vector<const Point*>>>> groups;
   for (const Point& p : pts)
     if (p.collective != "pingpong" && p.collective != "neighbor_allgather" && isDense(p.collective) == dense)
@@ -217,11 +217,12 @@ Fits fitAll(const std::vector<Point>& pts, const Setup& s) {
   f.fit = fitBands(A, t, off, x);
   const BandedFit& r = f.fit;
   const auto bytes = bandBytes(r.bands);
-  std::printf("# fit, collectives (%s): %d points (native excluded), weights 1/t², parameters >= 0, in %zu band%s\n"
-              "#   of sizes (at least 2 sizes each; more bands only where they predict left-out sizes 10 %% better);\n"
-              "#   beta_shared prices every rank's bytes together (a shared medium; 0 on a switched fabric);\n"
-              "#   sizes below 1 KiB are kept: they are alpha-dominated and are what fixes alpha\n",
-              level.c_str(), int(n), r.bands.size(), r.bands.size() == 1 ? "" : "s");
+  std::printf(
+      "# fit, collectives (%s): %d points (native excluded), weights 1/t², parameters >= 0, in %zu band%s\n"
+      "#   of sizes (at least 2 sizes each; more bands only where they predict left-out sizes 10 %% better);\n"
+      "#   beta_shared prices every rank's bytes together (a shared medium; 0 on a switched fabric);\n"
+      "#   sizes below 1 KiB are kept: they are alpha-dominated and are what fixes alpha\n",
+      level.c_str(), int(n), r.bands.size(), r.bands.size() == 1 ? "" : "s");
   const PingFit& same = level == "intra" ? f.intra : f.inter;
   Params last{};
   for (size_t b = 0; b < r.bands.size(); ++b) {
@@ -232,12 +233,12 @@ Fits fitAll(const std::vector<Point>& pts, const Setup& s) {
       std::printf("#   band %zu: %s .. %s measured (bytes [%llu, %llu])\n", b + 1, humanBytes(r.bands[b].lo).c_str(),
                   humanBytes(r.bands[b].hi).c_str(), (unsigned long long)bytes[b].first,
                   (unsigned long long)bytes[b].second);
-    std::printf("#   alpha %s, beta %s, gamma %s, beta_shared %s\n"
-                "#   R² %.4f, median |rel err| %.1f %%, %d points, %d dropped (|rel residual| > %.0f %% = max(3 MAD, "
-                "50 %%))\n",
-                humanTime(fit.alpha).c_str(), nsPerByte(fit.beta).c_str(), nsPerByte(fit.gamma).c_str(),
-                nsPerByte(fit.betaShared).c_str(), br.r2,
-                100 * br.medianAbsRelError, br.points, br.nDropped, 100 * br.cut);
+    std::printf(
+        "#   alpha %s, beta %s, gamma %s, beta_shared %s\n"
+        "#   R² %.4f, median |rel err| %.1f %%, %d points, %d dropped (|rel residual| > %.0f %% = max(3 MAD, "
+        "50 %%))\n",
+        humanTime(fit.alpha).c_str(), nsPerByte(fit.beta).c_str(), nsPerByte(fit.gamma).c_str(),
+        nsPerByte(fit.betaShared).c_str(), br.r2, 100 * br.medianAbsRelError, br.points, br.nDropped, 100 * br.cut);
     ModelEntry m{level, fit, br.r2, br.medianAbsRelError, br.points, br.nDropped};
     if (r.bands.size() > 1) {
       m.hasBytes = true;
@@ -287,7 +288,10 @@ void printComparison(const std::vector<Point>& pts, const std::vector<double>& p
     std::printf("    %-16s %-20s %16s %11s %11s %9s%s\n", p.collective.c_str(), p.algorithm.c_str(),
                 (humanBytes(p.bytes) + (p.collective == "sparse_allreduce" ? fmt(" d=%g", p.density) : "")).c_str(),
                 humanTime(p.seconds).c_str(), humanTime(pred[i]).c_str(), pct(e).c_str(),
-                p.hasTerms ? "  (probe)" : k < 0 ? "  (not fitted)" : f.fit.dropped[size_t(k)] ? "  dropped" : "");
+                p.hasTerms                 ? "  (probe)"
+                : k < 0                    ? "  (not fitted)"
+                : f.fit.dropped[size_t(k)] ? "  dropped"
+                                           : "");
   }
   std::printf("# median |rel err| per collective and algorithm:\n");
   for (const auto& [key, errs] : perAlgo) std::printf("    %-37s %6.1f %%\n", key.c_str(), 100 * median(errs));
@@ -307,15 +311,16 @@ std::vector<std::string> rawLines(const std::vector<Point>& pts, const std::vect
     std::string terms;
     if (p.hasTerms) {
       const scNbrCostTerms_t& c = p.terms;
-      terms = fmt(",\"terms\":[%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g]", c.rounds[0], c.rounds[1],
-                  c.extraMessages[0], c.extraMessages[1], c.blocks[0], c.blocks[1], c.sharedBlocks[0],
-                  c.sharedBlocks[1]);
+      terms =
+          fmt(",\"terms\":[%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g]", c.rounds[0], c.rounds[1],
+              c.extraMessages[0], c.extraMessages[1], c.blocks[0], c.blocks[1], c.sharedBlocks[0], c.sharedBlocks[1]);
     }
-    lines.push_back(fmt("{\"collective\":\"%s\",\"algorithm\":\"%s\",\"count\":%zu,\"bytes\":%.0f,\"density\":%g,"
-                        "\"seconds\":%.9g,\"runs\":%d,\"batch\":%ld,\"predicted\":%s,\"fitted\":%s,\"dropped\":%s%s}",
-                        p.collective.c_str(), p.algorithm.c_str(), p.count, p.bytes, p.density, p.seconds, p.runs,
-                        p.batch, jsonNumber(pr).c_str(), k >= 0 ? "true" : "false",
-                        k >= 0 && f.fit.dropped[size_t(k)] ? "true" : "false", terms.c_str()));
+    lines.push_back(
+        fmt("{\"collective\":\"%s\",\"algorithm\":\"%s\",\"count\":%zu,\"bytes\":%.0f,\"density\":%g,"
+            "\"seconds\":%.9g,\"runs\":%d,\"batch\":%ld,\"predicted\":%s,\"fitted\":%s,\"dropped\":%s%s}",
+            p.collective.c_str(), p.algorithm.c_str(), p.count, p.bytes, p.density, p.seconds, p.runs, p.batch,
+            jsonNumber(pr).c_str(), k >= 0 ? "true" : "false", k >= 0 && f.fit.dropped[size_t(k)] ? "true" : "false",
+            terms.c_str()));
   }
   return lines;
 }
@@ -386,8 +391,7 @@ void fitAndWrite(const Setup& s, const std::vector<Point>& pts, double tSweep) {
   if (!(out << text) || !out.flush()) scbench::fatal("cannot write the tuning file '" + s.output + "'");
   if (!s.raw.empty()) writeRaw(s.raw, rawLines(pts, pred, f), s.src);
   std::printf("# wrote %s: %zu model%s, %zu rule%s; sweep %.1f s, fit %.1f s\n", s.output.c_str(), f.models.size(),
-              f.models.size() == 1 ? "" : "s", rules.size(), rules.size() == 1 ? "" : "s", tSweep,
-              scbench::now() - t0);
+              f.models.size() == 1 ? "" : "s", rules.size(), rules.size() == 1 ? "" : "s", tSweep, scbench::now() - t0);
 }
 
 }  // namespace sctune

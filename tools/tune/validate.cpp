@@ -28,8 +28,8 @@ void describeFile(const Setup& s) {
   Source file;
   std::string err;
   if (!readSource(s.validate, &file, &err)) scbench::fatal(err);
-  std::printf("# %s: measured on %d ranks, %d machine%s, %s transport, %s memory%s\n", s.validate.c_str(),
-              file.ranks, file.machines, file.machines == 1 ? "" : "s", file.transport.c_str(), file.memory.c_str(),
+  std::printf("# %s: measured on %d ranks, %d machine%s, %s transport, %s memory%s\n", s.validate.c_str(), file.ranks,
+              file.machines, file.machines == 1 ? "" : "s", file.transport.c_str(), file.memory.c_str(),
               file.quick ? ", --quick" : "");
   if (file.transport != s.src.transport || file.memory != s.src.memory)
     std::printf("# note: the file's models are for %s/%s, this run is %s/%s: the library's defaults apply\n",
@@ -125,20 +125,22 @@ void reportValidation(const Setup& s, const std::vector<Point>& pts, const Estim
             if (coll != "sparse_allreduce" && coll != "dsop" && !probe) errDense.push_back(std::fabs(e));
           }
           line += " " + a->algorithm + " " + humanTime(a->seconds) + (native ? "" : fmt(" (%+.0f%%)", 100 * e));
-          raw.push_back(fmt("{\"collective\":\"%s\",\"algorithm\":\"%s\",\"count\":%zu,\"bytes\":%.0f,\"density\":%g,"
-                            "\"seconds\":%.9g,\"predicted\":%s,\"auto\":\"%s\",\"best\":\"%s\",\"regret\":%s}",
-                            coll.c_str(), a->algorithm.c_str(), a->count, bytes, density, a->seconds,
-                            jsonNumber(pred).c_str(), pick.c_str(), best->algorithm.c_str(),
-                            jsonNumber(regret).c_str()));
+          raw.push_back(
+              fmt("{\"collective\":\"%s\",\"algorithm\":\"%s\",\"count\":%zu,\"bytes\":%.0f,\"density\":%g,"
+                  "\"seconds\":%.9g,\"predicted\":%s,\"auto\":\"%s\",\"best\":\"%s\",\"regret\":%s}",
+                  coll.c_str(), a->algorithm.c_str(), a->count, bytes, density, a->seconds, jsonNumber(pred).c_str(),
+                  pick.c_str(), best->algorithm.c_str(), jsonNumber(regret).c_str()));
         }
         std::printf("%s\n", line.c_str());
       }
-  std::printf("# regret of auto over %zu collective/size points: max %.1f %% (%s), median %.1f %%; "
-              "%d of %zu within 10 %%\n",
-              regrets.size(), 100 * worstRegret, worst.c_str(), 100 * median(regrets), within, regrets.size());
-  std::printf("# model's median |prediction error| (native excluded): dense %.1f %% over %zu points, "
-              "all %.1f %% over %zu points\n",
-              100 * median(errDense), errDense.size(), 100 * median(errAll), errAll.size());
+  std::printf(
+      "# regret of auto over %zu collective/size points: max %.1f %% (%s), median %.1f %%; "
+      "%d of %zu within 10 %%\n",
+      regrets.size(), 100 * worstRegret, worst.c_str(), 100 * median(regrets), within, regrets.size());
+  std::printf(
+      "# model's median |prediction error| (native excluded): dense %.1f %% over %zu points, "
+      "all %.1f %% over %zu points\n",
+      100 * median(errDense), errDense.size(), 100 * median(errAll), errAll.size());
   if (!s.raw.empty()) writeRaw(s.raw, raw, s.src);
   std::printf("# validation took %.1f s\n", scbench::now() - t0);
 }

@@ -46,8 +46,8 @@ class CudaBackend final : public Backend {
     const cudaError_t rc = cudaGetDeviceCount(&n);
     if (rc != cudaSuccess) {
       (void)cudaGetLastError();
-      SC_THROW(scCudaError, "no usable CUDA device for device ", device, ": cudaGetDeviceCount failed: ",
-               cudaGetErrorString(rc));
+      SC_THROW(scCudaError, "no usable CUDA device for device ", device,
+               ": cudaGetDeviceCount failed: ", cudaGetErrorString(rc));
     }
     SC_ARG(device < n, "CUDA device ", device, " does not exist (", n, " device(s) visible)");
     SC_CUDA_CHECK(cudaDeviceGetAttribute(&smCount_, cudaDevAttrMultiProcessorCount, device_));
@@ -56,8 +56,7 @@ class CudaBackend final : public Backend {
 
   Mem mem() const override { return Mem::Device; }
 
-  void reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt, scRedOp_t op,
-              void* stream) override {
+  void reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt, scRedOp_t op, void* stream) override {
     checkDtype(dt);
     checkOp(op);
     if (n == 0) return;
@@ -91,8 +90,7 @@ class CudaBackend final : public Backend {
     const cudaError_t rc = cudaMalloc(&p, bytes ? bytes : 1);
     if (rc != cudaSuccess) {
       (void)cudaGetLastError();
-      SC_THROW(scCudaError, "cudaMalloc of ", bytes, " bytes on device ", device_, " failed: ",
-               cudaGetErrorString(rc));
+      SC_THROW(scCudaError, "cudaMalloc of ", bytes, " bytes on device ", device_, " failed: ", cudaGetErrorString(rc));
     }
     return p;
   }
@@ -106,8 +104,8 @@ class CudaBackend final : public Backend {
     const cudaError_t rc = cudaMallocAsync(&p, bytes ? bytes : 1, asStream(stream));
     if (rc != cudaSuccess) {
       (void)cudaGetLastError();
-      SC_THROW(scCudaError, "cudaMallocAsync of ", bytes, " bytes on device ", device_, " failed: ",
-               cudaGetErrorString(rc));
+      SC_THROW(scCudaError, "cudaMallocAsync of ", bytes, " bytes on device ", device_,
+               " failed: ", cudaGetErrorString(rc));
     }
     return p;
   }

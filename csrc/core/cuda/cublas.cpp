@@ -32,8 +32,8 @@ Cublas loadCublas(const std::string& soname) {
   sym(c.gemmEx, "cublasGemmEx_64");
   sym(c.statusString, "cublasGetStatusString");
   if (!missing.empty())
-    c.error = soname + " lacks " + missing + " (sparcoll was built against cuBLAS " +
-              std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + ")";
+    c.error = soname + " lacks " + missing + " (sparcoll was built against cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) +
+              "." + std::to_string(CUBLAS_VER_MINOR) + ")";
   return c;
 }
 

@@ -42,8 +42,8 @@ struct Driver {
   }
 
   Driver() {
-    if (find("cuInit", &init) && find("cuCtxGetCurrent", &ctxGetCurrent) &&
-        find("cuDeviceGetCount", &deviceGetCount) && find("cuDevicePrimaryCtxGetState", &primaryCtxGetState))
+    if (find("cuInit", &init) && find("cuCtxGetCurrent", &ctxGetCurrent) && find("cuDeviceGetCount", &deviceGetCount) &&
+        find("cuDevicePrimaryCtxGetState", &primaryCtxGetState))
       state = init(0) == CUDA_SUCCESS ? Ok : NoDriver;  // cuInit creates no context
   }
 };

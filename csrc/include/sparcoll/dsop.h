@@ -96,8 +96,8 @@ typedef enum SC_ENUM_BASE {
  *                      the wrong memory kind, non-NULL stream on a host comm.
  * Other codes as for every collective (scTimeout, scMpiError, ...). Scratch:
  * P(n+m) input elements (all_scatter: P(n/P + m)), kept by the communicator. */
-scResult_t scDsop(const void* a, size_t n, const void* b, size_t m, void* G, scDataType_t dtype,
-                  scDsopAlgo_t algo, scComm_t comm, void* stream);
+scResult_t scDsop(const void* a, size_t n, const void* b, size_t m, void* G, scDataType_t dtype, scDsopAlgo_t algo,
+                  scComm_t comm, void* stream);
 
 /* Sparse inputs: a_i given by aNnz (index, value) pairs, indices < n, strictly
  * increasing; likewise b_i. Only the non-zeros travel: the pairs are allgathered
@@ -117,9 +117,9 @@ scResult_t scDsop(const void* a, size_t n, const void* b, size_t m, void* G, scD
  * is read back), G overlapping any input, and algorithms other than the three above.
  * Traffic per rank: (P-1)(16 + (aNnz + bNnz)(8 + s_in)) bytes for the vectors,
  * plus for g_rabenseifner the row blocks of the |R| x |C| matrix. */
-scResult_t scDsopSparse(const uint64_t* aIdx, const void* aVal, size_t aNnz, size_t n,
-                        const uint64_t* bIdx, const void* bVal, size_t bNnz, size_t m, void* G,
-                        scDataType_t dtype, scDsopAlgo_t algo, scComm_t comm, void* stream);
+scResult_t scDsopSparse(const uint64_t* aIdx, const void* aVal, size_t aNnz, size_t n, const uint64_t* bIdx,
+                        const void* bVal, size_t bNnz, size_t m, void* G, scDataType_t dtype, scDsopAlgo_t algo,
+                        scComm_t comm, void* stream);
 
 /* The algorithm scDsopAuto resolves to for these sizes on this communicator
  * (the same on every rank that has the same configuration). */

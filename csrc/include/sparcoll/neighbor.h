@@ -131,10 +131,10 @@ scResult_t scTopologyEstimateTime(scTopology_t topo, size_t bytes, scNbrAlgo_t a
  * the tuning file lacks takes its beta from the other). Local; the same on
  * every rank. algo: an explicit algorithm (native: naive's terms). */
 typedef struct {
-  double rounds[2];         /* rounds in which some rank sends or receives */
-  double extraMessages[2];  /* their messages beyond each round's first (the busiest rank's) */
-  double blocks[2];         /* blocks on the busiest rank's critical path, summed over rounds */
-  double sharedBlocks[2];   /* blocks every rank sends, summed over ranks and rounds (a shared medium's load) */
+  double rounds[2];        /* rounds in which some rank sends or receives */
+  double extraMessages[2]; /* their messages beyond each round's first (the busiest rank's) */
+  double blocks[2];        /* blocks on the busiest rank's critical path, summed over rounds */
+  double sharedBlocks[2];  /* blocks every rank sends, summed over ranks and rounds (a shared medium's load) */
 } scNbrCostTerms_t;
 scResult_t scTopologyCostTerms(scTopology_t topo, scNbrAlgo_t algo, scNbrCostTerms_t* terms);
 
@@ -147,8 +147,7 @@ scResult_t scTopologyCostTerms(scTopology_t topo, scNbrAlgo_t algo, scNbrCostTer
  * fit or try parameters on recorded terms (sparcoll-tune). Local. A NULL
  * argument, or a term that is negative or not finite, is scInvalidArgument
  * with a message naming it (scGetLastError(NULL)). */
-scResult_t scCostModelNeighborTime(scCostModel_t model, const scNbrCostTerms_t* terms, size_t bytes,
-                                   double* seconds);
+scResult_t scCostModelNeighborTime(scCostModel_t model, const scNbrCostTerms_t* terms, size_t bytes, double* seconds);
 
 /* This rank's friend group in the combining pattern, for tools and tests: the
  * k and theta in use, the group's size (1: no group) and, when members is not

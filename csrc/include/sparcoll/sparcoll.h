@@ -63,17 +63,26 @@ typedef enum SC_ENUM_BASE {
   scCudaError = 4,
   scNcclError = 5,
   scMpiError = 6,
-  scTimeout = 7,         /* a deadline expired; the communicator is now aborted */
-  scRemoteError = 8,     /* a peer reported a failure or a mismatch (e.g. sizes differ) */
+  scTimeout = 7,     /* a deadline expired; the communicator is now aborted */
+  scRemoteError = 8, /* a peer reported a failure or a mismatch (e.g. sizes differ) */
   scInternalError = 9,
-  scInterrupted = 10,    /* scCommInterrupt or the interrupt check stopped the call; the communicator is aborted */
+  scInterrupted = 10, /* scCommInterrupt or the interrupt check stopped the call; the communicator is aborted */
   scNumResults = 11
 } scResult_t;
 
 /* Same order as ncclDataType_t. float16/bfloat16 accumulate in float32. */
 typedef enum SC_ENUM_BASE {
-  scInt8 = 0, scUint8 = 1, scInt32 = 2, scUint32 = 3, scInt64 = 4, scUint64 = 5,
-  scFloat16 = 6, scFloat32 = 7, scFloat64 = 8, scBfloat16 = 9, scNumTypes = 10
+  scInt8 = 0,
+  scUint8 = 1,
+  scInt32 = 2,
+  scUint32 = 3,
+  scInt64 = 4,
+  scUint64 = 5,
+  scFloat16 = 6,
+  scFloat32 = 7,
+  scFloat64 = 8,
+  scBfloat16 = 9,
+  scNumTypes = 10
 } scDataType_t;
 
 /* Index type of sparse (index, value) pairs (sparse.h) and of top-k selections
@@ -81,8 +90,12 @@ typedef enum SC_ENUM_BASE {
  * values under the top-k API's names (scTopkIndex_t is this type), so a top-k
  * selection feeds scSparseAllReduce without a cast. */
 typedef enum SC_ENUM_BASE {
-  scIndexU32 = 0, scIndexU64 = 1, scNumIndexTypes = 2,
-  scTopkIndexU32 = scIndexU32, scTopkIndexU64 = scIndexU64, scTopkNumIndexTypes = scNumIndexTypes
+  scIndexU32 = 0,
+  scIndexU64 = 1,
+  scNumIndexTypes = 2,
+  scTopkIndexU32 = scIndexU32,
+  scTopkIndexU64 = scIndexU64,
+  scTopkNumIndexTypes = scNumIndexTypes
 } scIndexType_t;
 
 /* scAvg = sum followed by division by the number of ranks (integer types
@@ -117,8 +130,13 @@ typedef enum SC_ENUM_BASE { scSum = 0, scProd = 1, scMax = 2, scMin = 3, scAvg =
  * For scAllGather: ring, recdbl (recursive doubling), native, auto.
  * For scBroadcast: binomial, scatter_allgather, native, auto. */
 typedef enum SC_ENUM_BASE {
-  scAlgoAuto = 0, scAlgoRing = 1, scAlgoRabenseifner = 2, scAlgoRecDbl = 3, scAlgoNative = 4,
-  scAlgoBinomial = 5, scAlgoScatterAllGather = 6,
+  scAlgoAuto = 0,
+  scAlgoRing = 1,
+  scAlgoRabenseifner = 2,
+  scAlgoRecDbl = 3,
+  scAlgoNative = 4,
+  scAlgoBinomial = 5,
+  scAlgoScatterAllGather = 6,
   scNumAlgos = 7
 } scAlgo_t;
 
@@ -140,36 +158,37 @@ typedef enum SC_ENUM_BASE { scTransportMpi = 0, scTransportNccl = 1, scTransport
 typedef enum SC_ENUM_BASE { scCheckDefault = 0, scCheckNative = 1, scCheckAll = 2, scCheckOff = 3 } scCheck_t;
 
 typedef struct {
-  size_t size;               /* sizeof(scConfig_t): lets the struct grow compatibly (the size
-                                before tuningFile is accepted; tuningFile is then not read) */
-  scTransport_t transport;   /* for scCommInitMpi: mpi (host buffers) or nccl (device buffers);
-                                ignored by scCommInitLocal and scCommInitRank */
-  int device;                /* nccl: CUDA device, -1 = the node-local rank's (scCommInitMpi)
-                                or the calling thread's current device (scCommInitRank) */
-  double timeoutSeconds;     /* <= 0: env SPARCOLL_TIMEOUT, else 300 */
-  scAlgo_t algo;             /* what scAlgoAuto resolves to; scAlgoAuto = cost model */
-  size_t pipelineBytes;      /* ring slice size in bytes; 0 = default (1 MiB host, 4 MiB device),
-                                else 8 .. 2^30 (1 GiB); env SPARCOLL_PIPELINE_BYTES overrides */
-  const char* tuningFile;    /* a tuning file (README, "Cost model"), read once at creation;
-                                NULL or "" = env SPARCOLL_TUNING_FILE, else built-in defaults.
-                                A bad file fails the creation (scInvalidArgument naming the
-                                file and the key). Every rank must read the same file. */
-  scCheck_t check;           /* which calls the mismatch check covers (scCheck_t) */
-  const char* topologyFile;  /* the network's tree (JSON, version 1: scripts/cluster's format),
-                                read once at creation; NULL or "" = env SPARCOLL_TOPOLOGY_FILE,
-                                else none (rings in rank order). With a file, every rank's
-                                machine (gethostname, or env SPARCOLL_HOSTNAME) must be one of
-                                its hosts, every ring runs in the tree's depth-first order
-                                of the hosts (ties by rank) and scCommGetLinkTraffic counts
-                                each directed link's bytes. Host communicators only (mpi,
-                                local); every rank must read the same contents. Errors
-                                (bad file, unknown machine, differing files) fail the
-                                creation on every rank with scInvalidArgument or
-                                scInvalidUsage. Read only when size covers it (a caller
-                                built before it passes the older size). */
+  size_t size;              /* sizeof(scConfig_t): lets the struct grow compatibly (the size
+                               before tuningFile is accepted; tuningFile is then not read) */
+  scTransport_t transport;  /* for scCommInitMpi: mpi (host buffers) or nccl (device buffers);
+                               ignored by scCommInitLocal and scCommInitRank */
+  int device;               /* nccl: CUDA device, -1 = the node-local rank's (scCommInitMpi)
+                               or the calling thread's current device (scCommInitRank) */
+  double timeoutSeconds;    /* <= 0: env SPARCOLL_TIMEOUT, else 300 */
+  scAlgo_t algo;            /* what scAlgoAuto resolves to; scAlgoAuto = cost model */
+  size_t pipelineBytes;     /* ring slice size in bytes; 0 = default (1 MiB host, 4 MiB device),
+                               else 8 .. 2^30 (1 GiB); env SPARCOLL_PIPELINE_BYTES overrides */
+  const char* tuningFile;   /* a tuning file (README, "Cost model"), read once at creation;
+                               NULL or "" = env SPARCOLL_TUNING_FILE, else built-in defaults.
+                               A bad file fails the creation (scInvalidArgument naming the
+                               file and the key). Every rank must read the same file. */
+  scCheck_t check;          /* which calls the mismatch check covers (scCheck_t) */
+  const char* topologyFile; /* the network's tree (JSON, version 1: scripts/cluster's format),
+                               read once at creation; NULL or "" = env SPARCOLL_TOPOLOGY_FILE,
+                               else none (rings in rank order). With a file, every rank's
+                               machine (gethostname, or env SPARCOLL_HOSTNAME) must be one of
+                               its hosts, every ring runs in the tree's depth-first order
+                               of the hosts (ties by rank) and scCommGetLinkTraffic counts
+                               each directed link's bytes. Host communicators only (mpi,
+                               local); every rank must read the same contents. Errors
+                               (bad file, unknown machine, differing files) fail the
+                               creation on every rank with scInvalidArgument or
+                               scInvalidUsage. Read only when size covers it (a caller
+                               built before it passes the older size). */
 } scConfig_t;
 
-#define SC_CONFIG_INITIALIZER { sizeof(scConfig_t), scTransportMpi, -1, 0.0, scAlgoAuto, 0, NULL, scCheckDefault, NULL }
+#define SC_CONFIG_INITIALIZER \
+  { sizeof(scConfig_t), scTransportMpi, -1, 0.0, scAlgoAuto, 0, NULL, scCheckDefault, NULL }
 
 typedef struct {
   uint64_t bytesSent, bytesRecv, msgsSent, msgsRecv;
@@ -347,8 +366,13 @@ scResult_t scAlgoFromName(const char* name, scAlgo_t* algo);
 
 /* The collectives the cost model prices (scEstimateTime). */
 typedef enum SC_ENUM_BASE {
-  scCollAllReduce = 0, scCollReduceScatter = 1, scCollAllGather = 2, scCollSparseAllReduce = 3,
-  scCollDsop = 4, scCollBroadcast = 5, scNumCollectives = 6
+  scCollAllReduce = 0,
+  scCollReduceScatter = 1,
+  scCollAllGather = 2,
+  scCollSparseAllReduce = 3,
+  scCollDsop = 4,
+  scCollBroadcast = 5,
+  scNumCollectives = 6
 } scCollective_t;
 
 /* The cost model's prediction for one call on this communicator, without
@@ -376,8 +400,8 @@ typedef enum SC_ENUM_BASE {
  * (README, "Cost model"). Native algorithms, which the model cannot see
  * inside, are priced as ring (broadcast's as scatter_allgather, its
  * bandwidth-optimal schedule). */
-scResult_t scEstimateTime(scComm_t comm, scCollective_t coll, int algo, size_t count, scDataType_t dt,
-                          double density, double* seconds, int* autoAlgo);
+scResult_t scEstimateTime(scComm_t comm, scCollective_t coll, int algo, size_t count, scDataType_t dt, double density,
+                          double* seconds, int* autoAlgo);
 
 /* The cost model without a communicator, for tools that predict scales they do
  * not have at hand: the model a communicator of nranks ranks spanning
@@ -391,23 +415,23 @@ scResult_t scEstimateTime(scComm_t comm, scCollective_t coll, int algo, size_t c
  * are reported per thread (scGetLastError(NULL)). Destroy accepts NULL. */
 typedef struct scCostModel* scCostModel_t;
 scResult_t scCostModelCreate(scCostModel_t* model, const scConfig_t* cfg, int nranks, int machines, int isDevice);
-scResult_t scCostModelEstimateTime(scCostModel_t model, scCollective_t coll, int algo, size_t count,
-                                   scDataType_t dt, double density, double* seconds, int* autoAlgo);
+scResult_t scCostModelEstimateTime(scCostModel_t model, scCollective_t coll, int algo, size_t count, scDataType_t dt,
+                                   double density, double* seconds, int* autoAlgo);
 scResult_t scCostModelDestroy(scCostModel_t model);
 
 /* recvbuf[i] = op over ranks of sendbuf[i], i < count. In place when sendbuf == recvbuf.
  * For the three collectives below, buffers that overlap other than in the
  * in-place form are scInvalidArgument. */
-scResult_t scAllReduce(const void* sendbuf, void* recvbuf, size_t count, scDataType_t dtype,
-                       scRedOp_t op, scAlgo_t algo, scComm_t comm, void* stream);
+scResult_t scAllReduce(const void* sendbuf, void* recvbuf, size_t count, scDataType_t dtype, scRedOp_t op,
+                       scAlgo_t algo, scComm_t comm, void* stream);
 /* sendbuf holds nranks*recvcount elements; rank r receives block r reduced.
  * In place when recvbuf == sendbuf + rank*recvcount (NCCL's convention). */
-scResult_t scReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, scDataType_t dtype,
-                           scRedOp_t op, scAlgo_t algo, scComm_t comm, void* stream);
+scResult_t scReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, scDataType_t dtype, scRedOp_t op,
+                           scAlgo_t algo, scComm_t comm, void* stream);
 /* recvbuf holds nranks*sendcount elements, block r from rank r.
  * In place when sendbuf == recvbuf + rank*sendcount. */
-scResult_t scAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, scDataType_t dtype,
-                       scAlgo_t algo, scComm_t comm, void* stream);
+scResult_t scAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, scDataType_t dtype, scAlgo_t algo,
+                       scComm_t comm, void* stream);
 /* buf holds count elements on every rank; on return every rank's buf holds
  * what root's held (in place; root's buf is the source, its contents unchanged).
  * Every rank passes the same count, dtype, root and algo. root must be in

@@ -38,27 +38,70 @@ inline void check(scResult_t r, scComm_t comm = nullptr) {
 }
 
 // scDataType_t of a C++ element type (float16/bfloat16: pass the dtype explicitly).
-template <typename T> struct DataTypeOf;
-template <> struct DataTypeOf<int8_t> { static constexpr scDataType_t value = scInt8; };
-template <> struct DataTypeOf<uint8_t> { static constexpr scDataType_t value = scUint8; };
-template <> struct DataTypeOf<int32_t> { static constexpr scDataType_t value = scInt32; };
-template <> struct DataTypeOf<uint32_t> { static constexpr scDataType_t value = scUint32; };
-template <> struct DataTypeOf<int64_t> { static constexpr scDataType_t value = scInt64; };
-template <> struct DataTypeOf<uint64_t> { static constexpr scDataType_t value = scUint64; };
-template <> struct DataTypeOf<float> { static constexpr scDataType_t value = scFloat32; };
-template <> struct DataTypeOf<double> { static constexpr scDataType_t value = scFloat64; };
+template <typename T>
+struct DataTypeOf;
+template <>
+struct DataTypeOf<int8_t> {
+  static constexpr scDataType_t value = scInt8;
+};
+template <>
+struct DataTypeOf<uint8_t> {
+  static constexpr scDataType_t value = scUint8;
+};
+template <>
+struct DataTypeOf<int32_t> {
+  static constexpr scDataType_t value = scInt32;
+};
+template <>
+struct DataTypeOf<uint32_t> {
+  static constexpr scDataType_t value = scUint32;
+};
+template <>
+struct DataTypeOf<int64_t> {
+  static constexpr scDataType_t value = scInt64;
+};
+template <>
+struct DataTypeOf<uint64_t> {
+  static constexpr scDataType_t value = scUint64;
+};
+template <>
+struct DataTypeOf<float> {
+  static constexpr scDataType_t value = scFloat32;
+};
+template <>
+struct DataTypeOf<double> {
+  static constexpr scDataType_t value = scFloat64;
+};
 
 class Config {
  public:
   Config() : c_(SC_CONFIG_INITIALIZER) {}
-  Config& transport(scTransport_t t) { c_.transport = t; return *this; }
-  Config& device(int d) { c_.device = d; return *this; }
-  Config& timeout(double seconds) { c_.timeoutSeconds = seconds; return *this; }
-  Config& algorithm(scAlgo_t a) { c_.algo = a; return *this; }
-  Config& pipelineBytes(size_t b) { c_.pipelineBytes = b; return *this; }
+  Config& transport(scTransport_t t) {
+    c_.transport = t;
+    return *this;
+  }
+  Config& device(int d) {
+    c_.device = d;
+    return *this;
+  }
+  Config& timeout(double seconds) {
+    c_.timeoutSeconds = seconds;
+    return *this;
+  }
+  Config& algorithm(scAlgo_t a) {
+    c_.algo = a;
+    return *this;
+  }
+  Config& pipelineBytes(size_t b) {
+    c_.pipelineBytes = b;
+    return *this;
+  }
   // A tuning file (README "Cost model"); "" = env SPARCOLL_TUNING_FILE. Kept here, so a
   // Config may be copied and outlive the caller's string.
-  Config& tuningFile(std::string path) { tuning_ = std::move(path); return *this; }
+  Config& tuningFile(std::string path) {
+    tuning_ = std::move(path);
+    return *this;
+  }
   const scConfig_t* get() const {
     c_.tuningFile = tuning_.empty() ? nullptr : tuning_.c_str();
     return &c_;
@@ -83,7 +126,10 @@ class Comm {
   explicit Comm(scComm_t c) : c_(c) {}
   Comm(Comm&& o) noexcept : c_(std::exchange(o.c_, nullptr)) {}
   Comm& operator=(Comm&& o) noexcept {
-    if (this != &o) { reset(); c_ = std::exchange(o.c_, nullptr); }
+    if (this != &o) {
+      reset();
+      c_ = std::exchange(o.c_, nullptr);
+    }
     return *this;
   }
   Comm(const Comm&) = delete;
@@ -120,11 +166,27 @@ class Comm {
   }
 
   scComm_t get() const { return c_; }
-  int rank() const { int r = 0; check(scCommRank(c_, &r), c_); return r; }
-  int size() const { int s = 0; check(scCommSize(c_, &s), c_); return s; }
+  int rank() const {
+    int r = 0;
+    check(scCommRank(c_, &r), c_);
+    return r;
+  }
+  int size() const {
+    int s = 0;
+    check(scCommSize(c_, &s), c_);
+    return s;
+  }
   // The CUDA device of a device communicator, -1 for a host one.
-  int device() const { int d = -1; check(scCommDevice(c_, &d), c_); return d; }
-  scStats_t stats() const { scStats_t s{}; check(scCommGetStats(c_, &s), c_); return s; }
+  int device() const {
+    int d = -1;
+    check(scCommDevice(c_, &d), c_);
+    return d;
+  }
+  scStats_t stats() const {
+    scStats_t s{};
+    check(scCommGetStats(c_, &s), c_);
+    return s;
+  }
   void resetStats() { check(scCommResetStats(c_), c_); }
   void barrier(void* stream = nullptr) { check(scBarrier(c_, stream), c_); }
   // scCommAbort: peers waiting on this rank fail within about a second.
@@ -136,8 +198,7 @@ class Comm {
     return Comm(c);
   }
   // The cost model's prediction for one call (scEstimateTime: count, dt and density as there).
-  Estimate estimateTime(scCollective_t coll, size_t count, scDataType_t dt, int algo = 0,
-                        double density = 0) const {
+  Estimate estimateTime(scCollective_t coll, size_t count, scDataType_t dt, int algo = 0, double density = 0) const {
     Estimate e;
     check(scEstimateTime(c_, coll, algo, count, dt, density, &e.seconds, &e.autoAlgo), c_);
     return e;
@@ -196,15 +257,17 @@ class CostModel {
   }
   CostModel(CostModel&& o) noexcept : m_(std::exchange(o.m_, nullptr)) {}
   CostModel& operator=(CostModel&& o) noexcept {
-    if (this != &o) { scCostModelDestroy(m_); m_ = std::exchange(o.m_, nullptr); }
+    if (this != &o) {
+      scCostModelDestroy(m_);
+      m_ = std::exchange(o.m_, nullptr);
+    }
     return *this;
   }
   CostModel(const CostModel&) = delete;
   CostModel& operator=(const CostModel&) = delete;
   ~CostModel() { scCostModelDestroy(m_); }
 
-  Estimate estimateTime(scCollective_t coll, size_t count, scDataType_t dt, int algo = 0,
-                        double density = 0) const {
+  Estimate estimateTime(scCollective_t coll, size_t count, scDataType_t dt, int algo = 0, double density = 0) const {
     Estimate e;
     check(scCostModelEstimateTime(m_, coll, algo, count, dt, density, &e.seconds, &e.autoAlgo));
     return e;

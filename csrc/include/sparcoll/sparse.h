@@ -99,8 +99,8 @@ enum {
 
 /* Per-call options. Every rank must pass the same options (checked). */
 typedef struct {
-  size_t size;          /* sizeof(scSparseOptions_t): lets the struct grow compatibly */
-  unsigned flags;       /* scSparseSortInput */
+  size_t size;    /* sizeof(scSparseOptions_t): lets the struct grow compatibly */
+  unsigned flags; /* scSparseSortInput */
   /* Dense switch. A stream over len indices stays sparse only while its sparse
    * form is smaller than the dense one AND, when switchDensity > 0, it holds at
    * most switchDensity*len entries. 0: the size rule alone (thesis's delta). */
@@ -111,7 +111,8 @@ typedef struct {
   int earlyGroupSize;
 } scSparseOptions_t;
 
-#define SC_SPARSE_OPTIONS_INITIALIZER { sizeof(scSparseOptions_t), 0u, 0.0, 0 }
+#define SC_SPARSE_OPTIONS_INITIALIZER \
+  { sizeof(scSparseOptions_t), 0u, 0.0, 0 }
 
 /* Sparse allreduce with a dense result.
  *  indices, values  nnz sorted, unique indices < dim (itype) and their values
@@ -128,15 +129,14 @@ typedef struct {
  *                     differ across ranks (detected in the header round), a
  *                     non-NULL stream on a host communicator, memory of the wrong kind.
  *  scTimeout etc.     as for the dense collectives (the communicator is aborted). */
-scResult_t scSparseAllReduce(const void* indices, const void* values, size_t nnz, size_t dim,
-                             scIndexType_t itype, scDataType_t vtype, scRedOp_t op,
-                             scSparseAlgo_t algo, void* denseOut, scComm_t comm, void* stream);
+scResult_t scSparseAllReduce(const void* indices, const void* values, size_t nnz, size_t dim, scIndexType_t itype,
+                             scDataType_t vtype, scRedOp_t op, scSparseAlgo_t algo, void* denseOut, scComm_t comm,
+                             void* stream);
 
 /* scSparseAllReduce with options (opts may be NULL: defaults). */
-scResult_t scSparseAllReduceEx(const void* indices, const void* values, size_t nnz, size_t dim,
-                               scIndexType_t itype, scDataType_t vtype, scRedOp_t op,
-                               scSparseAlgo_t algo, const scSparseOptions_t* opts, void* denseOut,
-                               scComm_t comm, void* stream);
+scResult_t scSparseAllReduceEx(const void* indices, const void* values, size_t nnz, size_t dim, scIndexType_t itype,
+                               scDataType_t vtype, scRedOp_t op, scSparseAlgo_t algo, const scSparseOptions_t* opts,
+                               void* denseOut, scComm_t comm, void* stream);
 
 /* --- sparse results ---------------------------------------------------------
  * A library-owned result: either sparse (nnz sorted unique indices + values;
@@ -160,9 +160,9 @@ scResult_t scSparseResultDestroy(scSparseResult_t result);
  * errors as scSparseAllReduceEx). A result that went dense internally but has
  * few enough non-zeros to be sparse again is returned sparse. */
 scResult_t scSparseAllReduceToSparse(const void* indices, const void* values, size_t nnz, size_t dim,
-                                     scIndexType_t itype, scDataType_t vtype, scRedOp_t op,
-                                     scSparseAlgo_t algo, const scSparseOptions_t* opts,
-                                     scSparseResult_t result, scComm_t comm, void* stream);
+                                     scIndexType_t itype, scDataType_t vtype, scRedOp_t op, scSparseAlgo_t algo,
+                                     const scSparseOptions_t* opts, scSparseResult_t result, scComm_t comm,
+                                     void* stream);
 
 /* Accessors (after a successful scSparseAllReduceToSparse). */
 scResult_t scSparseResultIsDense(scSparseResult_t result, int* isDense);
@@ -180,9 +180,8 @@ scResult_t scSparseResultAlgo(scSparseResult_t result, scSparseAlgo_t* algo);
  * entry per rank of comm; the same model and inputs as a call, no communication).
  * denseOutput: 1 for scSparseAllReduce(Ex), 0 for scSparseAllReduceToSparse (a
  * sparse result then needs no densification, which the model counts). */
-scResult_t scSparseAlgoFor(scComm_t comm, const size_t* nnzPerRank, size_t dim, scIndexType_t itype,
-                           scDataType_t vtype, const scSparseOptions_t* opts, int denseOutput,
-                           scSparseAlgo_t* algo);
+scResult_t scSparseAlgoFor(scComm_t comm, const size_t* nnzPerRank, size_t dim, scIndexType_t itype, scDataType_t vtype,
+                           const scSparseOptions_t* opts, int denseOutput, scSparseAlgo_t* algo);
 
 /* --- static-size sparse allreduce ---------------------------------------------
  * For inputs whose size is bounded in advance: every rank sends at most
@@ -245,7 +244,7 @@ scResult_t scSparseAlgoFor(scComm_t comm, const size_t* nnzPerRank, size_t dim, 
 #define SC_STATIC_STATUS(rank, pos, kind) (((uint64_t)(rank) << 42) | ((uint64_t)(pos) << 2) | (uint64_t)(kind))
 #define SC_STATIC_STATUS_RANK(s) ((int)((s) >> 42))
 #define SC_STATIC_STATUS_POS(s) (((s) >> 2) & ((((uint64_t)1) << 40) - 1))
-#define SC_STATIC_STATUS_KIND(s) ((int)((s) & 3))
+#define SC_STATIC_STATUS_KIND(s) ((int)((s)&3))
 enum {
   scStaticCountOverCapacity = 1, /* the rank's count exceeds capacity (position 0) */
   scStaticIndexOutOfRange = 2,   /* indices[position] >= dim on the rank */
@@ -253,15 +252,15 @@ enum {
 };
 
 scResult_t scSparseAllReduceStatic(const void* indices, const void* values, size_t nnz, const uint64_t* nnzPtr,
-                                   size_t capacity, size_t dim, scIndexType_t itype, scDataType_t vtype,
-                                   scRedOp_t op, void* denseOut, uint64_t* status, scComm_t comm, void* stream);
+                                   size_t capacity, size_t dim, scIndexType_t itype, scDataType_t vtype, scRedOp_t op,
+                                   void* denseOut, uint64_t* status, scComm_t comm, void* stream);
 
 /* Whether the static-size path is predicted faster than the dense allreduce of
  * dim values on comm (the cost model of scSparseAuto: the allgather of P blocks
  * plus sorting P x capacity pairs, against densifying plus scAllReduce's auto).
  * *useStatic: 1 or 0. No communication. */
-scResult_t scSparseStaticAdvised(scComm_t comm, size_t capacity, size_t dim, scIndexType_t itype,
-                                 scDataType_t vtype, int* useStatic);
+scResult_t scSparseStaticAdvised(scComm_t comm, size_t capacity, size_t dim, scIndexType_t itype, scDataType_t vtype,
+                                 int* useStatic);
 
 /* "auto", "ssar_recdbl", "ssar_split_allgather", "dsar_split_allgather",
  * "dsar_early_switch", "dense"; "?" for an unknown value. */

@@ -168,20 +168,20 @@ typedef enum SC_ENUM_BASE {
 typedef scIndexType_t scTopkIndex_t;
 
 typedef struct {
-  size_t size;              /* sizeof(scTopkConfig_t); use SC_TOPK_CONFIG_INITIALIZER */
+  size_t size; /* sizeof(scTopkConfig_t); use SC_TOPK_CONFIG_INITIALIZER */
   scTopkMethod_t method;
-  size_t k;                 /* total number of elements to select (1 <= k <= n) */
-  size_t bucket;            /* bucketed methods: bucket length, 1 .. 2^32; 0 (default) = derived
-                               from k/n, at least 32 slots per full bucket */
-  scTopkOutput_t output;    /* bucketed methods only; exact/threshold are variable */
-  scTopkIndex_t indexType;  /* uint32 (n <= 2^32) or uint64 */
-  uint64_t seed;            /* Philox key */
-  uint64_t step;            /* stateless calls: iteration number, < 2^63, mixed into the
-                               random counter (state calls use the state's own counter) */
-  size_t samples;           /* bracket, exact, threshold: number of samples (with replacement);
-                               0 = bracket, exact: r n/k, r = k/256 in [64, 256],
-                               within [1024, 2^18] and at most n/8;
-                               threshold: max(1024, n/100); both capped at n */
+  size_t k;                /* total number of elements to select (1 <= k <= n) */
+  size_t bucket;           /* bucketed methods: bucket length, 1 .. 2^32; 0 (default) = derived
+                              from k/n, at least 32 slots per full bucket */
+  scTopkOutput_t output;   /* bucketed methods only; exact/threshold are variable */
+  scTopkIndex_t indexType; /* uint32 (n <= 2^32) or uint64 */
+  uint64_t seed;           /* Philox key */
+  uint64_t step;           /* stateless calls: iteration number, < 2^63, mixed into the
+                              random counter (state calls use the state's own counter) */
+  size_t samples;          /* bracket, exact, threshold: number of samples (with replacement);
+                              0 = bracket, exact: r n/k, r = k/256 in [64, 256],
+                              within [1024, 2^18] and at most n/8;
+                              threshold: max(1024, n/100); both capped at n */
 } scTopkConfig_t;
 
 #define SC_TOPK_CONFIG_INITIALIZER \
@@ -214,9 +214,8 @@ scResult_t scTopkMaxOutput(size_t n, const scTopkConfig_t* cfg, size_t* capacity
  * than capacity entries can be selected: then the first capacity (by index) are
  * written and scInvalidUsage is returned (info->deferred > 0). info may be
  * NULL. Randomness: (cfg->seed, cfg->step). Buffers must not overlap. */
-scResult_t scTopkSelect(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg,
-                        void* indices, void* values, size_t capacity, scTopkInfo_t* info,
-                        void* stream);
+scResult_t scTopkSelect(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg, void* indices,
+                        void* values, size_t capacity, scTopkInfo_t* info, void* stream);
 
 /* Error-feedback state: owns the residual r (n elements of dtype, initially 0)
  * of one tensor and the step counter of its random stream. device < 0: host
@@ -243,9 +242,8 @@ scResult_t scTopkStateSetStep(scTopkState_t state, uint64_t step);
  * sent entries zeroed. grad has the state's n and dtype and memory kind.
  * Entries selected beyond capacity stay in the residual (success; info->selected
  * > info->nnz). capacity >= k. */
-scResult_t scTopkSelectFeedback(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg,
-                                void* indices, void* values, size_t capacity, scTopkInfo_t* info,
-                                void* stream);
+scResult_t scTopkSelectFeedback(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg, void* indices,
+                                void* values, size_t capacity, scTopkInfo_t* info, void* stream);
 
 /* Stream-ordered forms of scTopkSelect and scTopkSelectFeedback: the same
  * selection, with the counts written to `counts` (one scTopkCounts_t in the
@@ -256,11 +254,10 @@ scResult_t scTopkSelectFeedback(scTopkState_t state, const void* grad, const scT
  * could be reported; with a state, entries beyond capacity stay in the
  * residual, as in scTopkSelectFeedback. Host buffers: counts is host memory,
  * written before the call returns. */
-scResult_t scTopkSelectAsync(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg,
-                             void* indices, void* values, size_t capacity, scTopkCounts_t* counts, void* stream);
-scResult_t scTopkSelectFeedbackAsync(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg,
-                                     void* indices, void* values, size_t capacity, scTopkCounts_t* counts,
-                                     void* stream);
+scResult_t scTopkSelectAsync(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg, void* indices,
+                             void* values, size_t capacity, scTopkCounts_t* counts, void* stream);
+scResult_t scTopkSelectFeedbackAsync(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg, void* indices,
+                                     void* values, size_t capacity, scTopkCounts_t* counts, void* stream);
 
 const char* scTopkMethodName(scTopkMethod_t method);
 

@@ -43,10 +43,11 @@ std::shared_ptr<void> distGraph(const Topology& t) {
   if (parent == MPI_COMM_NULL) return nullptr;
   const int none = 0;
   auto* g = new MPI_Comm(MPI_COMM_NULL);
-  const int rc = MPI_Dist_graph_create_adjacent(
-      parent, int(t.sources.size()), t.sources.empty() ? &none : t.sources.data(), MPI_UNWEIGHTED,
-      int(t.destinations.size()), t.destinations.empty() ? &none : t.destinations.data(), MPI_UNWEIGHTED,
-      MPI_INFO_NULL, 0, g);
+  const int rc =
+      MPI_Dist_graph_create_adjacent(parent, int(t.sources.size()), t.sources.empty() ? &none : t.sources.data(),
+                                     MPI_UNWEIGHTED, int(t.destinations.size()),
+                                     t.destinations.empty() ? &none : t.destinations.data(), MPI_UNWEIGHTED,
+                                     MPI_INFO_NULL, 0, g);
   if (rc != MPI_SUCCESS) delete g;
   mpiCheck(rc, "MPI_Dist_graph_create_adjacent");
   MPI_Comm_set_errhandler(*g, MPI_ERRORS_RETURN);

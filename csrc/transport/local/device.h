@@ -12,7 +12,7 @@
 
 namespace sc::localdev {
 
-extern ToolkitFn<void*(int device)> createEvent;                        // an event of device, timing off
+extern ToolkitFn<void*(int device)> createEvent;                         // an event of device, timing off
 extern ToolkitFn<void(int device, void* stream, void* ev)> recordEvent;  // ev marks stream's current point
 extern ToolkitFn<void(int device, void* stream, void* ev)> streamWait;   // stream waits for ev
 extern ToolkitFn<void(void* ev)> destroyEvent;                           // never throws

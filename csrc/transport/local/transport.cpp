@@ -33,9 +33,9 @@ namespace {
 struct SendRec {
   const void* buf;
   size_t bytes;
-  uint64_t seq;  // the sender's call
-  uint32_t sig;  // its signature's hash
-  int peer;      // the receiver
+  uint64_t seq;                // the sender's call
+  uint32_t sig;                // its signature's hash
+  int peer;                    // the receiver
   int device = -1;             // device buffers: the sender's device
   void* readyEvent = nullptr;  // device: sender's stream reached the send (its round's)
   void* doneEvent = nullptr;   // device: receiver's copy finished (from the receiver's pool)
@@ -106,8 +106,7 @@ struct World {
   std::string abortReason;
   bool abortedElsewhere(int me) const { return abortedBy >= 0 && abortedBy != me; }
   void throwIfAbortedElsewhere(int me) const {
-    if (abortedElsewhere(me))
-      SC_THROW(scRemoteError, "rank ", abortedBy, " aborted the communicator: ", abortReason);
+    if (abortedElsewhere(me)) SC_THROW(scRemoteError, "rank ", abortedBy, " aborted the communicator: ", abortReason);
   }
   // Native collectives: each rank publishes its buffers and its call.
   std::vector<const void*> nativeSend, nativeRecv;
@@ -174,8 +173,7 @@ class LocalRound final : public Round {
 
 class LocalTransport final : public Transport {
  public:
-  LocalTransport(std::shared_ptr<World> w, int rank, int device)
-      : w_(std::move(w)), rank_(rank), device_(device) {}
+  LocalTransport(std::shared_ptr<World> w, int rank, int device) : w_(std::move(w)), rank_(rank), device_(device) {}
   ~LocalTransport() override { localdev::destroyStream(side_); }
   const char* name() const override { return "local"; }
   Mem mem() const override { return device_ >= 0 ? Mem::Device : Mem::Host; }
@@ -225,8 +223,7 @@ class LocalTransport final : public Transport {
     ++w_->barrierArrived;
     w_->cv.notify_all();
     w_->state[size_t(rank_)].waitingFor = -2;
-    const bool ok = w_->waitUntil(
-        lk, dl, [&] { return w_->barrierArrived >= target || w_->abortedElsewhere(rank_); });
+    const bool ok = w_->waitUntil(lk, dl, [&] { return w_->barrierArrived >= target || w_->abortedElsewhere(rank_); });
     if (w_->barrierArrived >= target) w_->state[size_t(rank_)].waitingFor = -1;
     if (w_->barrierArrived < target) w_->throwIfAbortedElsewhere(rank_);
     if (!ok) dl.check("all local ranks to reach the barrier");
@@ -254,37 +251,38 @@ class LocalTransport final : public Transport {
     const Blocks B{count, size_t(w_->P)};
     nativeDirect(send, recv, {0, count, dt, op, seq_, 0}, dl,
                  [&](const std::vector<const void*>& S, const std::vector<const void*>& R) {
-      reduceBlock(S, recv, B.off(rank_), B.off(rank_), B.len(rank_), dt, op);
-      barrier(nullptr, dl);
-      const size_t esz = dtypeSize(dt);
-      for (int q = 0; q < w_->P; ++q)
-        if (q != rank_) std::memcpy(static_cast<char*>(recv) + B.off(q) * esz,
-                                    static_cast<const char*>(R[q]) + B.off(q) * esz, B.len(q) * esz);
-    });
+                   reduceBlock(S, recv, B.off(rank_), B.off(rank_), B.len(rank_), dt, op);
+                   barrier(nullptr, dl);
+                   const size_t esz = dtypeSize(dt);
+                   for (int q = 0; q < w_->P; ++q)
+                     if (q != rank_)
+                       std::memcpy(static_cast<char*>(recv) + B.off(q) * esz,
+                                   static_cast<const char*>(R[q]) + B.off(q) * esz, B.len(q) * esz);
+                 });
   }
-  void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op,
-                           void*, const Deadline& dl) override {
+  void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op, void*,
+                           const Deadline& dl) override {
     nativeDirect(send, recv, {1, recvcount, dt, op, seq_, 0}, dl,
                  [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
-      reduceBlock(S, recv, size_t(rank_) * recvcount, 0, recvcount, dt, op);
-    });
+                   reduceBlock(S, recv, size_t(rank_) * recvcount, 0, recvcount, dt, op);
+                 });
   }
   void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt, void*,
                        const Deadline& dl) override {
     const size_t bytes = sendcount * dtypeSize(dt);
     nativeDirect(send, recv, {2, sendcount, dt, scSum, seq_, 0}, dl,
                  [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
-      for (int q = 0; q < w_->P; ++q)
-        if (S[q] != static_cast<char*>(recv) + q * bytes)
-          std::memcpy(static_cast<char*>(recv) + q * bytes, S[q], bytes);
-    });
+                   for (int q = 0; q < w_->P; ++q)
+                     if (S[q] != static_cast<char*>(recv) + q * bytes)
+                       std::memcpy(static_cast<char*>(recv) + q * bytes, S[q], bytes);
+                 });
   }
   // Every rank copies straight from root's buffer.
   void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void*, const Deadline& dl) override {
     nativeDirect(buf, buf, {3, count, dt, scSum, seq_, root}, dl,
                  [&](const std::vector<const void*>&, const std::vector<const void*>& R) {
-      if (rank_ != root) std::memcpy(buf, R[size_t(root)], count * dtypeSize(dt));
-    });
+                   if (rank_ != root) std::memcpy(buf, R[size_t(root)], count * dtypeSize(dt));
+                 });
   }
 
  private:
@@ -362,7 +360,8 @@ std::unique_ptr<Transport> LocalTransport::shrink(const std::vector<int>& exclud
   w_->cv.notify_all();
   auto missing = [&] {
     std::vector<int> m;
-    for (int q : keep) if (!s.lists.count(q)) m.push_back(q);
+    for (int q : keep)
+      if (!s.lists.count(q)) m.push_back(q);
     return m;
   };
   w_->cv.wait_until(lk, dl.at(), [&] { return missing().empty(); });
@@ -432,8 +431,8 @@ void LocalRound::wait(const Deadline& dl) {
       rec->done = true;
     }
     w.cv.notify_all();
-    SC_REQUIRE(match, scRemoteError, "message size mismatch in call #", seq_, ": rank ", me, " expected ",
-               r.bytes, " bytes from rank ", r.peer, " but it sent ", rec->bytes,
+    SC_REQUIRE(match, scRemoteError, "message size mismatch in call #", seq_, ": rank ", me, " expected ", r.bytes,
+               " bytes from rank ", r.peer, " but it sent ", rec->bytes,
                " (the ranks made different calls, or the same call with different counts)");
   }
   std::unique_lock<std::mutex> lk(w.m);
@@ -466,7 +465,10 @@ LocalRound::~LocalRound() {
     for (const auto& s : sends) {
       auto& ch = w.queue(t_.rank(), s->peer);
       for (auto it = ch.begin(); it != ch.end(); ++it)
-        if (*it == s) { ch.erase(it); break; }
+        if (*it == s) {
+          ch.erase(it);
+          break;
+        }
       if (s->taken) w.cv.wait(lk, [&] { return s->done; });
     }
   }
@@ -476,14 +478,17 @@ LocalRound::~LocalRound() {
   if (ready) t_.events()->put(ready);
 }
 
-void LocalTransport::reduceBlock(const std::vector<const void*>& S, void* dst, size_t srcOff, size_t dstOff,
-                                 size_t n, scDataType_t dt, scRedOp_t op) {
+void LocalTransport::reduceBlock(const std::vector<const void*>& S, void* dst, size_t srcOff, size_t dstOff, size_t n,
+                                 scDataType_t dt, scRedOp_t op) {
   static const std::unique_ptr<Backend> cpu = makeCpuBackend();
   const size_t esz = dtypeSize(dt);
   char* d = static_cast<char*>(dst) + dstOff * esz;
   auto src = [&](int q) { return static_cast<const char*>(S[q]) + srcOff * esz; };
   // Start from our own block: in place, dst is exactly that block.
-  if (w_->P == 1) { cpu->copy(d, src(0), n * esz, nullptr); return; }
+  if (w_->P == 1) {
+    cpu->copy(d, src(0), n * esz, nullptr);
+    return;
+  }
   bool first = true;
   for (int q = 0; q < w_->P; ++q) {
     if (q == rank_) continue;

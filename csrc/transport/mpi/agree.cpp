@@ -85,7 +85,8 @@ const std::vector<Setting>& settings() {
   static const std::vector<Setting> s = {
       {"timeout (scConfig_t.timeoutSeconds / SPARCOLL_TIMEOUT)", [](const Record& r) { return number(r.timeout); }},
       {"check (scConfig_t.check / SPARCOLL_CHECK)", [](const Record& r) { return std::to_string(r.check); }},
-      {"algorithm (scConfig_t.algo / SPARCOLL_ALGO)", [](const Record& r) { return std::string(algoName(scAlgo_t(r.algo))); }},
+      {"algorithm (scConfig_t.algo / SPARCOLL_ALGO)",
+       [](const Record& r) { return std::string(algoName(scAlgo_t(r.algo))); }},
       {"SPARCOLL_MACHINES",
        [](const Record& r) { return r.machinesEnv ? std::to_string(r.machinesEnv) : std::string("unset"); }},
       {"SPARCOLL_MODEL_TRANSPORT", [](const Record& r) { return std::to_string(r.modelTransport); }},
@@ -141,8 +142,8 @@ void agree(const void* mpiComm, const Config* cfg, const Error* failure, double 
     // At least kMinWait: a deadline set for calls (milliseconds, in tests)
     // would fail ranks that are merely late to start; a rank that never
     // comes is still found.
-    waitCollective(req, Deadline::in(std::max(timeout, kMinWait)), "scCommInitMpi's agreement on the configuration (MPI_Iallgather)",
-                   &pending, MPI_COMM_NULL, 0);
+    waitCollective(req, Deadline::in(std::max(timeout, kMinWait)),
+                   "scCommInitMpi's agreement on the configuration (MPI_Iallgather)", &pending, MPI_COMM_NULL, 0);
   } catch (...) {
     if (pending) {
       mine.release();
@@ -153,16 +154,17 @@ void agree(const void* mpiComm, const Config* cfg, const Error* failure, double 
   const std::vector<Record>& r = *all;
   for (int q = 0; q < P; ++q)
     if (r[size_t(q)].failed && q != me && !failure)
-      SC_THROW(scRemoteError, "rank ", q, " failed to create the communicator: ",
-               scGetErrorString(scResult_t(r[size_t(q)].code)), ": ", r[size_t(q)].error);
+      SC_THROW(scRemoteError, "rank ", q,
+               " failed to create the communicator: ", scGetErrorString(scResult_t(r[size_t(q)].code)), ": ",
+               r[size_t(q)].error);
   if (failure) return;  // the caller throws this rank's own
   for (const Setting& s : settings()) {
     const std::string here = s.text(r[size_t(me)]);
     for (int q = 0; q < P; ++q) {
       const std::string there = s.text(r[size_t(q)]);
       if (there != here)
-        SC_THROW(scInvalidUsage, "the ranks' settings differ: ", s.name, " is ", here, " on rank ", me, " but ",
-                 there, " on rank ", q, " (every rank must be started with the same settings)");
+        SC_THROW(scInvalidUsage, "the ranks' settings differ: ", s.name, " is ", here, " on rank ", me, " but ", there,
+                 " on rank ", q, " (every rank must be started with the same settings)");
     }
   }
 }

@@ -40,9 +40,17 @@ void addShm(ShmRound& shm, const P2POp& op) {
 class MpiRound final : public Round {
  public:
   MpiRound(const MpiLink& link, uint64_t seq, uint32_t sig, std::unique_ptr<MpiRoundState>* spare)
-      : l_(link), seq_(seq), tagStaged_(link.code.tag(seq, sig, true)), tagProbed_(link.code.tag(seq, sig, false)),
-        spare_(spare), s_(spare->get() ? std::move(*spare) : std::make_unique<MpiRoundState>()),
-        stage_(s_->stage), reqs_(s_->reqs), msgs_(s_->msgs), probing_(s_->probing), st_(s_->st),
+      : l_(link),
+        seq_(seq),
+        tagStaged_(link.code.tag(seq, sig, true)),
+        tagProbed_(link.code.tag(seq, sig, false)),
+        spare_(spare),
+        s_(spare->get() ? std::move(*spare) : std::make_unique<MpiRoundState>()),
+        stage_(s_->stage),
+        reqs_(s_->reqs),
+        msgs_(s_->msgs),
+        probing_(s_->probing),
+        st_(s_->st),
         shm_(link.shm, seq, sig, s_->shmSends, s_->shmRecvs) {
     reqs_.clear();
     msgs_.clear();
@@ -53,9 +61,18 @@ class MpiRound final : public Round {
   // and waits for what posting left.
   MpiRound(const MpiLink& link, uint64_t seq, uint32_t sig, std::unique_ptr<MpiRoundState>* spare,
            const ShmRound& posted)
-      : l_(link), seq_(seq), tagStaged_(link.code.tag(seq, sig, true)), tagProbed_(link.code.tag(seq, sig, false)),
-        spare_(spare), s_(std::move(*spare)), stage_(s_->stage), reqs_(s_->reqs), msgs_(s_->msgs),
-        probing_(s_->probing), st_(s_->st), shm_(posted) {
+      : l_(link),
+        seq_(seq),
+        tagStaged_(link.code.tag(seq, sig, true)),
+        tagProbed_(link.code.tag(seq, sig, false)),
+        spare_(spare),
+        s_(std::move(*spare)),
+        stage_(s_->stage),
+        reqs_(s_->reqs),
+        msgs_(s_->msgs),
+        probing_(s_->probing),
+        st_(s_->st),
+        shm_(posted) {
     reqs_.clear();
     msgs_.clear();
     probing_.clear();
@@ -152,8 +169,9 @@ class MpiRound final : public Round {
       }
       return false;
     });
-    if (!ok) SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", l_.rank,
-                      " was ", pendingText());
+    if (!ok)
+      SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", l_.rank, " was ",
+               pendingText());
     done_ = true;
     for (size_t i = 0; i < nStaged_; ++i) {
       const Msg& m = msgs_[i];
@@ -228,8 +246,8 @@ class MpiRound final : public Round {
       MPI_Status st;
       // A receive waits while an earlier one from its peer waits, or a
       // message arriving meanwhile would match the later receive first.
-      const bool peerWaits = std::any_of(probing_.begin(), probing_.begin() + keep,
-                                         [&](const Msg& w) { return w.peer == m.peer; });
+      const bool peerWaits =
+          std::any_of(probing_.begin(), probing_.begin() + keep, [&](const Msg& w) { return w.peer == m.peer; });
       if (!peerWaits) mpiCheck(MPI_Improbe(m.peer, tagProbed_, l_.comm, &flag, &msg, &st), "MPI_Improbe");
       if (!flag) {
         probing_[keep++] = m;
@@ -257,7 +275,8 @@ class MpiRound final : public Round {
     const ShmRound::Problem::Kind kind = shm_.progress(&moved);
     if (kind == ShmRound::Problem::None) return moved;
     const ShmRound::Problem& p = shm_.problem();
-    if (p.kind == ShmRound::Problem::Size) sizeMismatch({p.m->peer, p.m->buf, p.m->bytes, p.m->bytes}, int(p.theirBytes));
+    if (p.kind == ShmRound::Problem::Size)
+      sizeMismatch({p.m->peer, p.m->buf, p.m->bytes, p.m->bytes}, int(p.theirBytes));
     if (p.kind == ShmRound::Problem::OtherCall) mismatchedCall(p.m->peer, p.m->bytes, int64_t(p.theirSeq - seq_));
     if (p.kind == ShmRound::Problem::Unreadable)
       SC_THROW(scRemoteError, "call #", seq_, ": rank ", l_.rank, " could not read the ", bytesText(p.m->bytes),
@@ -414,20 +433,20 @@ class MpiRound final : public Round {
   int tagStaged_, tagProbed_;
   std::unique_ptr<MpiRoundState>* spare_;
   std::unique_ptr<MpiRoundState> s_;
-  std::vector<char>& stage_;         // the staged receives' slots, kStagedBytes each
-  std::vector<MPI_Request>& reqs_;   // [staged receives | sends | probe-matched receives]
-  std::vector<MpiMsg>& msgs_;        // parallel to reqs_
-  std::vector<MpiMsg>& probing_;     // probe-matched receives not yet matched, in posted order
+  std::vector<char>& stage_;        // the staged receives' slots, kStagedBytes each
+  std::vector<MPI_Request>& reqs_;  // [staged receives | sends | probe-matched receives]
+  std::vector<MpiMsg>& msgs_;       // parallel to reqs_
+  std::vector<MpiMsg>& probing_;    // probe-matched receives not yet matched, in posted order
   std::vector<MPI_Status>& st_;
-  ShmRound shm_;                     // the messages through shared memory
+  ShmRound shm_;  // the messages through shared memory
   size_t nStaged_ = 0, nSends_ = 0;
   bool done_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<Round> postMpiRound(const MpiLink& link, uint64_t seq, uint32_t sig,
-                                    const std::vector<P2POp>& ops, std::unique_ptr<MpiRoundState>* spare) {
+std::unique_ptr<Round> postMpiRound(const MpiLink& link, uint64_t seq, uint32_t sig, const std::vector<P2POp>& ops,
+                                    std::unique_ptr<MpiRoundState>* spare) {
   // Every message through shared memory (a round among one machine's ranks,
   // the common case there): posted on the spare state without a round
   // object, which is made only when something is left to wait for. A small

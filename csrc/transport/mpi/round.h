@@ -89,7 +89,7 @@ struct MpiRoundState {
 // the transport's round state: a round borrows it (or makes its own while
 // another round holds it) and hands it back once none of its requests can
 // still write to it; link and spare must outlive the round (the transport's).
-std::unique_ptr<Round> postMpiRound(const MpiLink& link, uint64_t seq, uint32_t sig,
-                                    const std::vector<P2POp>& ops, std::unique_ptr<MpiRoundState>* spare);
+std::unique_ptr<Round> postMpiRound(const MpiLink& link, uint64_t seq, uint32_t sig, const std::vector<P2POp>& ops,
+                                    std::unique_ptr<MpiRoundState>* spare);
 
 }  // namespace sc

@@ -168,15 +168,13 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   // communicator (after the collective, so that no rank waits for it there).
   const int setting = envSwitch("SPARCOLL_MPI_SHM"), cma = envSwitch("SPARCOLL_MPI_CMA");
   const long maxSet = envMaxBytes();
-  const bool on =
-      allOf(comm, setting == 1 && cma >= 0 && maxSet != -2 && nodeSize > 1 && nodeSize <= kMaxNodeRanks);
-  SC_REQUIRE(setting >= 0, scInvalidArgument, "SPARCOLL_MPI_SHM='", std::getenv("SPARCOLL_MPI_SHM"),
-             "' on rank ", rank,
+  const bool on = allOf(comm, setting == 1 && cma >= 0 && maxSet != -2 && nodeSize > 1 && nodeSize <= kMaxNodeRanks);
+  SC_REQUIRE(setting >= 0, scInvalidArgument, "SPARCOLL_MPI_SHM='", std::getenv("SPARCOLL_MPI_SHM"), "' on rank ", rank,
              ": expected 0 or off (no shared-memory queues), 1 or on (the default)");
   SC_REQUIRE(cma >= 0, scInvalidArgument, "SPARCOLL_MPI_CMA='", std::getenv("SPARCOLL_MPI_CMA"), "' on rank ", rank,
              ": expected 0 or off (larger messages on the node through MPI), 1 or on (single copy, the default)");
-  SC_REQUIRE(maxSet != -2, scInvalidArgument, "SPARCOLL_MPI_SHM_MAX_BYTES='",
-             std::getenv("SPARCOLL_MPI_SHM_MAX_BYTES"), "' on rank ", rank,
+  SC_REQUIRE(maxSet != -2, scInvalidArgument, "SPARCOLL_MPI_SHM_MAX_BYTES='", std::getenv("SPARCOLL_MPI_SHM_MAX_BYTES"),
+             "' on rank ", rank,
              ": expected the largest message for the shared-memory queues, in bytes from 0 to 16M "
              "(K and M: 1024 and 1048576 bytes)");
   if (!on) return nullptr;
@@ -209,8 +207,7 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   q->ringAt_ = q->bulkAt_ + R * kShmSlots * kShmBytes;
   q->segmentBytes_ = q->ringAt_ + R * kShmSpillRing;
   q->segment_.assign(size_t(nodeSize), nullptr);
-  for (auto* v : {&q->sent_, &q->headSeen_, &q->taken_, &q->spillSent_, &q->spillDone_, &q->ringSent_,
-                  &q->spillTaken_})
+  for (auto* v : {&q->sent_, &q->headSeen_, &q->taken_, &q->spillSent_, &q->spillDone_, &q->ringSent_, &q->spillTaken_})
     v->assign(R, 0);
   q->lastIn_.assign(R * kShmSlots, 0);
   q->spillFrag_.assign(R * q->spillLines_, 0);
@@ -235,8 +232,8 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   auto map = [&](int i, bool make) -> char* {
     const int fd = shm_open(name(i).c_str(), make ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
     if (fd < 0) return nullptr;
-    const bool sized = !make || (ftruncate(fd, off_t(q->segmentBytes_)) == 0 &&
-                                 posix_fallocate(fd, 0, off_t(q->segmentBytes_)) == 0);
+    const bool sized =
+        !make || (ftruncate(fd, off_t(q->segmentBytes_)) == 0 && posix_fallocate(fd, 0, off_t(q->segmentBytes_)) == 0);
     void* p = sized ? mmap(nullptr, q->segmentBytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     close(fd);
     if (p != MAP_FAILED) return static_cast<char*>(p);

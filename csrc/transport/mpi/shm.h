@@ -56,11 +56,11 @@
 
 namespace sc {
 
-constexpr size_t kShmBytes = 4096;  // a slot's bytes: the largest fragment
-constexpr uint64_t kShmSlots = 4;   // slots per queue
-constexpr size_t kShmLine = 64;     // a slot's first line: stamp, header, the first bytes
-constexpr size_t kShmInline = 32;   // a fragment's bytes in its slot line
-constexpr uint64_t kShmSpillLines = 128;        // spill lines per queue, at most (fewer on large nodes)
+constexpr size_t kShmBytes = 4096;               // a slot's bytes: the largest fragment
+constexpr uint64_t kShmSlots = 4;                // slots per queue
+constexpr size_t kShmLine = 64;                  // a slot's first line: stamp, header, the first bytes
+constexpr size_t kShmInline = 32;                // a fragment's bytes in its slot line
+constexpr uint64_t kShmSpillLines = 128;         // spill lines per queue, at most (fewer on large nodes)
 constexpr size_t kShmSpillRing = 2 * kShmBytes;  // a queue's ring for spilled fragments' other bytes
 
 // What a slot says of its fragment.
@@ -164,15 +164,15 @@ class ShmQueues {
   // A single-copy send's descriptor, or null once the receiver popped it.
   ShmDescriptor* unpopped(int to, uint64_t index) const;
 
-  std::vector<int> slotOf_;      // per rank of comm: its index on this node, -1 elsewhere or itself
-  std::vector<char*> segment_;   // per index on this node: that rank's segment, mapped here
+  std::vector<int> slotOf_;     // per rank of comm: its index on this node, -1 elsewhere or itself
+  std::vector<char*> segment_;  // per index on this node: that rank's segment, mapped here
   size_t segmentBytes_ = 0;
   // Where a segment's slot lines, spill lines, pages and spill rings start.
   size_t linesAt_ = 0, spillAt_ = 0, bulkAt_ = 0, ringAt_ = 0;
   uint64_t spillLines_ = 0;  // spill lines per queue (a power of two)
   size_t maxBytes_ = kShmBytes;
   bool singleCopy_ = false;
-  std::vector<int> pids_;        // per index on this node: that rank's process
+  std::vector<int> pids_;  // per index on this node: that rank's process
   // Per index on this node, this rank's own counts (never shared): fragments
   // sent into its queue, that queue's head when last read, fragments taken
   // from its queue into this rank.
@@ -184,7 +184,7 @@ class ShmQueues {
   // taken; the spill ring's bytes reserved so far (a running count). The
   // receiver's spill lines taken.
   std::vector<uint64_t> lastIn_, spillSent_, spillDone_, spillFrag_, ringEnd_, ringSent_, spillTaken_;
-  int mine_ = -1;                // this rank's index on the node
+  int mine_ = -1;  // this rank's index on the node
   uint64_t pass_ = 0;
   bool yieldWhenIdle_ = false;
   friend class ShmRound;

@@ -29,7 +29,10 @@ MPI_Comm mpiShrink(MPI_Comm comm, const std::vector<int>& exclude) {
   MPI_Comm_size(comm, &size);
   std::vector<int> keep;
   for (int q = 0, e = 0; q < size; ++q) {
-    if (e < int(exclude.size()) && exclude[size_t(e)] == q) { ++e; continue; }
+    if (e < int(exclude.size()) && exclude[size_t(e)] == q) {
+      ++e;
+      continue;
+    }
     keep.push_back(q);
   }
   if (out != keep) {
@@ -42,7 +45,8 @@ MPI_Comm mpiShrink(MPI_Comm comm, const std::vector<int>& exclude) {
 }
 #else
 MPI_Comm mpiShrink(MPI_Comm, const std::vector<int>&) {
-  SC_THROW(scInvalidUsage, "scCommShrink on the mpi transport needs an MPI with the fault-tolerance extension "
+  SC_THROW(scInvalidUsage,
+           "scCommShrink on the mpi transport needs an MPI with the fault-tolerance extension "
            "(ULFM: MPIX_Comm_shrink), which this MPI does not offer; use the local or nccl transport, or make a new "
            "communicator from an MPI communicator of the surviving ranks");
 }

@@ -90,10 +90,10 @@ class MpiTransport final : public Transport {
     // get 0.1 s to be taken (and its peers', sent at the same time, 10 ms of
     // quiet to arrive). Notices still on their way after that are left to
     // MPI, with their buffer.
-    const bool sent =
-        drainAbortNotices(ctl_, notices_, aborted_ ? 0.01 : 0, Deadline::in(aborted_ ? 0.1 : 0));
+    const bool sent = drainAbortNotices(ctl_, notices_, aborted_ ? 0.01 : 0, Deadline::in(aborted_ ? 0.1 : 0));
     if (!sent) {
-      for (auto& r : notices_) if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+      for (auto& r : notices_)
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
       notice_.release();
     }
     if (!collectivePending_) MPI_Comm_free(&comm_);
@@ -164,8 +164,8 @@ class MpiTransport final : public Transport {
       waitCollective(req, dl, "MPI_Iallreduce", &collectivePending_, ctl_, id_);
     }
   }
-  void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op,
-                           void*, const Deadline& dl) override {
+  void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op, void*,
+                           const Deadline& dl) override {
     checkUsable();
     MpiType t(dt, op);
     SC_ARG(recvcount <= t.maxCount(), "native reduce-scatter supports at most ", t.maxCount(), " elements per rank");
@@ -187,8 +187,8 @@ class MpiTransport final : public Transport {
     SC_ARG(sendcount * esz <= size_t(INT_MAX), "native allgather supports at most 2 GiB per rank");
     const bool inPlace = static_cast<char*>(recv) + size_t(rank_) * sendcount * esz == send;
     MPI_Request req;
-    mpiCheck(MPI_Iallgather(inPlace ? MPI_IN_PLACE : send, int(sendcount * esz), MPI_BYTE, recv,
-                            int(sendcount * esz), MPI_BYTE, comm_, &req),
+    mpiCheck(MPI_Iallgather(inPlace ? MPI_IN_PLACE : send, int(sendcount * esz), MPI_BYTE, recv, int(sendcount * esz),
+                            MPI_BYTE, comm_, &req),
              "MPI_Iallgather");
     waitCollective(req, dl, "MPI_Iallgather", &collectivePending_, ctl_, id_);
   }
@@ -228,10 +228,12 @@ MPI_Comm mpiCommFrom(const void* mpiComm) {
   int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
-  SC_REQUIRE(!fin, scInvalidUsage, "MPI was finalized (create sparcoll communicators between MPI_Init and MPI_Finalize)");
+  SC_REQUIRE(!fin, scInvalidUsage,
+             "MPI was finalized (create sparcoll communicators between MPI_Init and MPI_Finalize)");
   SC_REQUIRE(init, scInvalidUsage, "MPI is not initialised (call MPI_Init before scCommInitMpi)");
   const MPI_Comm c = mpiComm ? *static_cast<const MPI_Comm*>(mpiComm) : MPI_COMM_WORLD;
-  SC_ARG(c != MPI_COMM_NULL, "the MPI communicator is MPI_COMM_NULL (a rank outside the group of an "
+  SC_ARG(c != MPI_COMM_NULL,
+         "the MPI communicator is MPI_COMM_NULL (a rank outside the group of an "
          "MPI_Comm_split or MPI_Comm_create gets it: create no sparcoll communicator there)");
   return c;
 }

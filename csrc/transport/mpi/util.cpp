@@ -61,9 +61,12 @@ MPI_Op makeOp(scRedOp_t op) {
 //    saturates 8-bit sums instead of wrapping (`--mca op ^avx` hides it).
 bool needsUserOp(scDataType_t dt, scRedOp_t op) {
   switch (dt) {
-    case scFloat16: case scBfloat16: return true;
-    case scFloat32: case scFloat64: return op == scMax || op == scMin;
-    case scInt8: case scUint8: return op == scSum || op == scAvg || op == scProd;
+    case scFloat16:
+    case scBfloat16: return true;
+    case scFloat32:
+    case scFloat64: return op == scMax || op == scMin;
+    case scInt8:
+    case scUint8: return op == scSum || op == scAvg || op == scProd;
     default: return false;
   }
 }
@@ -95,11 +98,13 @@ MpiType::MpiType(scDataType_t dt, scRedOp_t rop) : size(dtypeSize(dt)) {
     case scUint64: type = MPI_UINT64_T; break;
     case scFloat32: type = MPI_FLOAT; break;
     case scFloat64: type = MPI_DOUBLE; break;
-    case scFloat16: case scBfloat16: type = MPI_UINT16_T; break;
+    case scFloat16:
+    case scBfloat16: type = MPI_UINT16_T; break;
     default: SC_THROW(scInvalidArgument, "unknown data type ", int(dt));
   }
   switch (rop) {
-    case scSum: case scAvg: op = MPI_SUM; break;
+    case scSum:
+    case scAvg: op = MPI_SUM; break;
     case scProd: op = MPI_PROD; break;
     case scMax: op = MPI_MAX; break;
     case scMin: op = MPI_MIN; break;

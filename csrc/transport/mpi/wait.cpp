@@ -65,8 +65,7 @@ bool drainAbortNotices(MPI_Comm ctl, std::vector<MPI_Request>& sent, double quie
 // error handler, fatal by default, not through the communicator's: while
 // this waits, MPI_COMM_WORLD's handler returns instead (and is restored),
 // so a peer's mistake becomes scMpiError here rather than aborting the job.
-void waitCollective(MPI_Request& req, const Deadline& dl, const char* what, bool* pending, MPI_Comm ctl,
-                    uint64_t id) {
+void waitCollective(MPI_Request& req, const Deadline& dl, const char* what, bool* pending, MPI_Comm ctl, uint64_t id) {
   struct WorldReturns {
     MPI_Errhandler old = MPI_ERRHANDLER_NULL;
     WorldReturns() {

@@ -73,7 +73,6 @@ bool drainAbortNotices(MPI_Comm ctl, std::vector<MPI_Request>& sent, double quie
 // MPI_Iallreduce...) until dl; *pending stays true if it timed out (MPI
 // cannot cancel it). Throws scTimeout, or scRemoteError on a peer's abort
 // notice (none looked for when ctl is MPI_COMM_NULL).
-void waitCollective(MPI_Request& req, const Deadline& dl, const char* what, bool* pending, MPI_Comm ctl,
-                    uint64_t id);
+void waitCollective(MPI_Request& req, const Deadline& dl, const char* what, bool* pending, MPI_Comm ctl, uint64_t id);
 
 }  // namespace sc

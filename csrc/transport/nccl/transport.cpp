@@ -95,9 +95,8 @@ class NcclTransport final : public Transport {
     for (const auto& op : ops) {
       if (op.bytes == 0) continue;  // both sides skip: sizes come from the same layout
       // size_t counts: no splitting needed (NCCL >= 2.x takes 64-bit counts).
-      rc = op.kind == P2POp::Send
-               ? ncclSend(op.buf, op.bytes, ncclInt8, op.peer, comm_, s)
-               : ncclRecv(op.buf, op.bytes, ncclInt8, op.peer, comm_, s);
+      rc = op.kind == P2POp::Send ? ncclSend(op.buf, op.bytes, ncclInt8, op.peer, comm_, s)
+                                  : ncclRecv(op.buf, op.bytes, ncclInt8, op.peer, comm_, s);
       if (rc != ncclSuccess && rc != ncclInProgress) {
         failed = op.kind == P2POp::Send ? "ncclSend" : "ncclRecv";
         break;
@@ -152,8 +151,8 @@ class NcclTransport final : public Transport {
     ready();
     SC_NCCL_CALL(comm_, dl, ncclAllReduce(send, recv, count, ncclTypeOf(dt), ncclOpOf(op), comm_, asStream(stream)));
   }
-  void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op,
-                           void* stream, const Deadline& dl) override {
+  void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op, void* stream,
+                           const Deadline& dl) override {
     DeviceScope on(device_);
     ready();
     SC_NCCL_CALL(comm_, dl,
@@ -165,8 +164,7 @@ class NcclTransport final : public Transport {
     ready();
     SC_NCCL_CALL(comm_, dl, ncclAllGather(send, recv, sendcount, ncclTypeOf(dt), comm_, asStream(stream)));
   }
-  void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void* stream,
-                       const Deadline& dl) override {
+  void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void* stream, const Deadline& dl) override {
     DeviceScope on(device_);
     ready();
     SC_NCCL_CALL(comm_, dl, ncclBroadcast(buf, buf, count, ncclTypeOf(dt), root, comm_, asStream(stream)));
@@ -218,8 +216,10 @@ std::unique_ptr<Transport> NcclTransport::shrink(const std::vector<int>& exclude
   for (int i = 0; revoked_; ++i) {
     ncclResult_t st = ncclSuccess;
     if (ncclCommGetAsyncError(comm_, &st) != ncclSuccess || st != ncclInProgress) break;
-    if (dl.expired()) SC_THROW(scTimeout, "scCommShrink: deadline of ", dl.seconds, " s expired while NCCL was "
-                               "still revoking the communicator's operations");
+    if (dl.expired())
+      SC_THROW(scTimeout, "scCommShrink: deadline of ", dl.seconds,
+               " s expired while NCCL was "
+               "still revoking the communicator's operations");
     pollBackoff(i);
   }
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;

@@ -38,8 +38,10 @@ std::vector<int> gridDims(int P, int d) {
   std::vector<int> dims(size_t(d), 1);
   std::vector<int> primes;  // P's prime factors, largest first
   for (int n = P, f = 2; n > 1;) {
-    if (n % f == 0) { primes.push_back(f); n /= f; }
-    else ++f;
+    if (n % f == 0) {
+      primes.push_back(f);
+      n /= f;
+    } else ++f;
   }
   std::sort(primes.rbegin(), primes.rend());
   for (int p : primes) *std::min_element(dims.begin(), dims.end()) *= p;
@@ -52,7 +54,10 @@ Graph moore(int P, int d, int r, bool periodic) {
   std::vector<std::vector<int>> dst(static_cast<size_t>(P));
   auto coords = [&](int rank) {
     std::vector<int> c(static_cast<size_t>(d));
-    for (int k = d - 1; k >= 0; --k) { c[size_t(k)] = rank % dims[size_t(k)]; rank /= dims[size_t(k)]; }
+    for (int k = d - 1; k >= 0; --k) {
+      c[size_t(k)] = rank % dims[size_t(k)];
+      rank /= dims[size_t(k)];
+    }
     return c;
   };
   const int side = 2 * r + 1;
@@ -75,9 +80,8 @@ Graph moore(int P, int d, int r, bool periodic) {
       if (!zero && inside) dst[size_t(rank)].push_back(target);
     }
   }
-  return fromDestinations("moore d=" + std::to_string(d) + " r=" + std::to_string(r) +
-                              (periodic ? " periodic" : ""),
-                          P, std::move(dst), periodic ? SourceOrder::Descending : SourceOrder::Ascending);
+  return fromDestinations("moore d=" + std::to_string(d) + " r=" + std::to_string(r) + (periodic ? " periodic" : ""), P,
+                          std::move(dst), periodic ? SourceOrder::Descending : SourceOrder::Ascending);
 }
 
 Graph erdosRenyi(int P, double p, uint64_t seed) {

@@ -19,7 +19,10 @@ static void* worker(void* arg) {
     return NULL;
   }
   for (int i = 0; i < N; ++i)
-    if (y[i] != (float)(P * i + P * (P - 1) / 2)) { __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST); break; }
+    if (y[i] != (float)(P * i + P * (P - 1) / 2)) {
+      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);
+      break;
+    }
   return NULL;
 }
 

@@ -16,8 +16,10 @@ struct Named {
   Input in;
   const char* name;
 };
-constexpr Named kNames[] = {
-    {Input::Normal, "normal"}, {Input::Laplace, "laplace"}, {Input::StudentT3, "student-t3"}, {Input::Sparse99, "sparse99"}};
+constexpr Named kNames[] = {{Input::Normal, "normal"},
+                            {Input::Laplace, "laplace"},
+                            {Input::StudentT3, "student-t3"},
+                            {Input::Sparse99, "sparse99"}};
 
 }  // namespace
 
