@@ -33,9 +33,13 @@ NET-pP-raw.jsonl (the tuning runs) and NET-pP-validate.jsonl files. A model
 fitted on one launch and judged on another cannot be more accurate than that.
 
   python3 bench/plot_model.py --launches DIR1 DIR2 [DIR3...] [-o PREFIX]
+
+A .jsonl file may be stored gzip-compressed as .jsonl.gz (bench/results keeps
+its campaigns' files so); the plain file is read where both are there.
 """
 import argparse
 import collections
+import gzip
 import json
 import os
 import re
@@ -46,7 +50,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-NAME = re.compile(r"^(?P<net>[a-z0-9.]+)-p(?P<P>\d+)-check\.jsonl$")
+NAME = re.compile(r"^(?P<net>[a-z0-9.]+)-p(?P<P>\d+)-check\.jsonl(\.gz)?$")
 DENSE = ("allreduce", "reduce_scatter", "allgather", "broadcast")
 COLLECTIVES = DENSE + ("sparse_allreduce", "dsop")
 NETWORK_LABEL = {"shm": "shared memory", "tcp": "TCP (loopback)"}
@@ -75,15 +79,24 @@ def human_bytes(b):
     return f"{b:.0f} B"
 
 
+def campaign_files(directory, pattern):
+    """(match, path) of the files of directory whose name matches pattern; NAME.gz is left out where
+    NAME is there too."""
+    names = sorted(os.listdir(directory))
+    return [(m, os.path.join(directory, name)) for name in names
+            if (m := pattern.match(name)) and not (name.endswith(".gz") and name[:-3] in names)]
+
+
+def open_text(path):
+    return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+
+
 def load(directory):
     """{(net, P): {"fit": [model dicts], "points": [validation rows]}}"""
     runs = {}
-    for name in sorted(os.listdir(directory)):
-        m = NAME.match(name)
-        if not m:
-            continue
+    for m, path in campaign_files(directory, NAME):
         net, P = m.group("net"), int(m.group("P"))
-        with open(os.path.join(directory, name)) as f:
+        with open_text(path) as f:
             # The first line of a --raw file is the run's {"source": ...}.
             points = [p for p in (json.loads(line) for line in f if line.strip()) if "collective" in p]
         tuning = os.path.join(directory, f"{net}-p{P}.json")
@@ -260,7 +273,7 @@ def plot(runs, outdir):
     return written
 
 
-RAW = re.compile(r"^(?P<net>[a-z0-9.]+)-p(?P<P>\d+)-(?P<kind>raw|validate)\.jsonl$")
+RAW = re.compile(r"^(?P<net>[a-z0-9.]+)-p(?P<P>\d+)-(?P<kind>raw|validate)\.jsonl(\.gz)?$")
 
 
 def measured(directory):
@@ -269,11 +282,8 @@ def measured(directory):
     errors leave native out, and broadcast was timed from one root before
     2026-11-25)."""
     out = collections.defaultdict(dict)
-    for name in sorted(os.listdir(directory)):
-        m = RAW.match(name)
-        if not m:
-            continue
-        with open(os.path.join(directory, name)) as f:
+    for m, path in campaign_files(directory, RAW):
+        with open_text(path) as f:
             for p in (json.loads(line) for line in f if line.strip()):
                 if p.get("collective") in DENSE[:3] and p.get("algorithm") != "native" and p.get("seconds", 0) > 0:
                     out[(m.group("net"), int(m.group("P")), m.group("kind"))][

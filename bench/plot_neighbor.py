@@ -25,9 +25,12 @@ The baseline is "mpi" (MPI_Neighbor_allgather called directly) where the run
 has it, else "native" (sparcoll's call of MPI_Ineighbor_allgatherv).
 
   python3 bench/plot_neighbor.py results.jsonl [more.jsonl] -o bench/results/neighbor [--tables]
+
+A file named *.gz is read gzip-compressed (bench/results keeps its large sweeps so).
 """
 import argparse
 import collections
+import gzip
 import json
 import statistics
 import sys
@@ -44,7 +47,7 @@ def load(paths):
     """{(P, rpn, type): {topo: {algorithm: [rows by size]}}}."""
     runs = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
     for path in paths:
-        with open(path) as f:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             for line in f:
                 if line.strip():
                     r = json.loads(line)

@@ -42,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/env.h"
 #include "topk/dispatch.h"
 #include "topk/select_math.h"
 #include "topk_approx_common.cuh"
@@ -339,8 +340,8 @@ void launch(const ApproxArgs& a, int buckets, TileState tiles, cudaStream_t s) {
 
 // SPARCOLL_TOPK_TILE: a tuning override (see the top of this file).
 Tile tileSetting() {
-  const char* e = std::getenv("SPARCOLL_TOPK_TILE");
-  if (!e || !*e || std::strcmp(e, "auto") == 0) return Tile::Auto;
+  const char* e = env::get(env::Var::TopkTile);
+  if (!e || std::strcmp(e, "auto") == 0) return Tile::Auto;
   if (std::strcmp(e, "128x4") == 0) return Tile::T128x4;
   if (std::strcmp(e, "64x8") == 0) return Tile::T64x8;
   if (std::strcmp(e, "256x8") == 0) return Tile::T256x8;
@@ -352,8 +353,8 @@ Tile tileSetting() {
 // k = N/1000, variable / fixed output, and 176x faster with one bucket of N)
 // or the thread-block-per-bucket design ("block", this file).
 bool splitDesign() {
-  const char* e = std::getenv("SPARCOLL_TOPK_KERNEL");
-  if (!e || !*e || std::strcmp(e, "split") == 0) return true;
+  const char* e = env::get(env::Var::TopkKernel);
+  if (!e || std::strcmp(e, "split") == 0) return true;
   if (std::strcmp(e, "block") == 0) return false;
   SC_THROW(scInvalidArgument, "SPARCOLL_TOPK_KERNEL='", e, "' is not one of block, split");
 }

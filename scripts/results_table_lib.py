@@ -1,8 +1,11 @@
 """scripts/results-table's reading of bench/results/: a result file (Src) whose every failed
 look-up is a ResultError naming the file, the number formatting the table uses, and the row
-registry (@row)."""
+registry (@row). A file named NAME.gz is read gzip-decompressed (bench/results keeps its large
+raw files compressed)."""
+import gzip
 import json
 import re
+import zlib
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 
@@ -21,6 +24,22 @@ class Row(dict):
         self.src.fail(f"a '{col}' column in the {self.what}")
 
 
+def read_text(path):
+    """A result file's text; NAME.gz gzip-decompressed."""
+    path = Path(path)
+    if path.suffix != ".gz":
+        return path.read_text(encoding="utf-8")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return f.read()
+
+
+def write_text(path, text):
+    """Write a result file's text; NAME.gz gzip-compressed (as `gzip -9n`: no name, no time)."""
+    path = Path(path)
+    data = text.encode("utf-8")
+    path.write_bytes(gzip.compress(data, 9, mtime=0) if path.suffix == ".gz" else data)
+
+
 class Src:
     """One raw result file; every failed look-up raises ResultError naming the file."""
 
@@ -35,7 +54,10 @@ class Src:
         if self._text is None:
             if not self.path.is_file():
                 raise ResultError(f"bench/results/{self.rel}: file missing (a row of the table reads it)")
-            self._text = self.path.read_text(encoding="utf-8")
+            try:
+                self._text = read_text(self.path)
+            except (OSError, EOFError, zlib.error, UnicodeDecodeError) as e:
+                self.fail(f"{'gzip-compressed ' if self.path.suffix == '.gz' else ''}UTF-8 text ({e})")
         return self._text
 
     def find(self, pattern, what, text=None):

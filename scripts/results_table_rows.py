@@ -328,10 +328,10 @@ def topk_quality(log):
 # blocks is about 5 %): 100 repetitions at 8 B..1 KiB, 1 s repetitions above
 # (a 4 MiB block gets 15 calls, not 3); combining from the sweep of every
 # algorithm.
-@row("neighbor-cpu-mpi-2026-11-29-launches.jsonl", "neighbor-cpu-mpi-2026-11-29-launches-large.jsonl",
-     "neighbor-cpu-mpi-2026-11-29-recorder.jsonl", "neighbor-tcp-combining-2026-11-25.jsonl",
-     "neighbor-overhead-2026-11-29/tcp-p8-auto.jsonl", "neighbor-overhead-2026-11-29/tcp-p16-auto.jsonl",
-     "neighbor-overhead-2026-11-29/tcp-launches.jsonl")
+@row("neighbor-cpu-mpi-2026-11-29-launches.jsonl.gz", "neighbor-cpu-mpi-2026-11-29-launches-large.jsonl.gz",
+     "neighbor-cpu-mpi-2026-11-29-recorder.jsonl.gz", "neighbor-tcp-combining-2026-11-25.jsonl.gz",
+     "neighbor-overhead-2026-11-29/tcp-p8-auto.jsonl.gz", "neighbor-overhead-2026-11-29/tcp-p16-auto.jsonl.gz",
+     "neighbor-overhead-2026-11-29/tcp-launches.jsonl.gz")
 def cpu_neighbor(launched, automp, shm, tcp, tcp8, tcp16, relaunch):
     auto_recs, shm_recs, tcp_recs = json_records(automp), json_records(shm), json_records(tcp)
     launched_recs = json_records(launched)

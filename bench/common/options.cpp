@@ -6,33 +6,13 @@
 namespace scbench {
 namespace {
 
-const char* kTypeNames[scNumTypes] = {"int8",   "uint8", "int32", "uint32", "int64",
-                                      "uint64", "half",  "float", "double", "bfloat16"};
-const char* kOpNames[scNumOps] = {"sum", "prod", "max", "min", "avg"};
 const char* kCombineNames[] = {"rank0", "mean", "min", "max"};
 
 [[noreturn]] void usageError(const std::string& m) { throw UsageError{m}; }
 
-// nccl-tests names first, then sparcoll's (float32, f16, bf16, ...).
-bool parseType(const std::string& s, scDataType_t* t) {
-  static const struct {
-    const char* n;
-    scDataType_t t;
-  } aliases[] = {{"char", scInt8},       {"int", scInt32},       {"float16", scFloat16}, {"f16", scFloat16},
-                 {"fp16", scFloat16},    {"float32", scFloat32}, {"f32", scFloat32},     {"fp32", scFloat32},
-                 {"float64", scFloat64}, {"f64", scFloat64},     {"fp64", scFloat64},    {"bf16", scBfloat16}};
-  for (int i = 0; i < scNumTypes; ++i)
-    if (s == kTypeNames[i]) {
-      *t = scDataType_t(i);
-      return true;
-    }
-  for (const auto& a : aliases)
-    if (s == a.n) {
-      *t = a.t;
-      return true;
-    }
-  return false;
-}
+// The names and aliases of the C API (scDataTypeFromName: nccl-tests' names,
+// float32, f16, bf16, ...).
+bool parseType(const std::string& s, scDataType_t* t) { return scDataTypeFromName(s.c_str(), t) == scSuccess; }
 
 std::vector<scDataType_t> acceptedTypes(const ToolSpec& spec) {
   if (!spec.types.empty()) return spec.types;
@@ -50,7 +30,7 @@ std::string join(const std::vector<std::string>& v, const std::string& sep, cons
 void setTypes(Options& o, const ToolSpec& spec, const std::string& v) {
   const auto ok = acceptedTypes(spec);
   std::vector<std::string> names;
-  for (auto t : ok) names.push_back(typeName(t));
+  for (auto t : ok) names.emplace_back(typeName(t));
   o.dtypes.clear();
   if (v == "all" && !spec.oneType) {
     o.dtypes = ok;
@@ -76,9 +56,13 @@ void setOps(Options& o, const std::string& v) {
     return;
   }
   for (const auto& n : splitList(v)) {
-    const auto* p = std::find(std::begin(kOpNames), std::end(kOpNames), n);
-    if (p == std::end(kOpNames)) usageError("unknown reduction op '" + n + "' for -o (sum prod max min avg all)");
-    o.ops.push_back(scRedOp_t(p - std::begin(kOpNames)));
+    scRedOp_t op;
+    if (scRedOpFromName(n.c_str(), &op) != scSuccess) {
+      std::string all;
+      for (int p = 0; p < scNumOps; ++p) all += std::string(scRedOpName(scRedOp_t(p))) + " ";
+      usageError("unknown reduction op '" + n + "' for -o (" + all + "all)");
+    }
+    o.ops.push_back(op);
   }
   if (o.ops.empty()) usageError("-o needs an op");
 }
@@ -98,7 +82,7 @@ void setAlgorithms(Options& o, const ToolSpec& spec, const std::string& v) {
 void setTransport(Options& o, const ToolSpec& spec, const std::string& v) {
   std::vector<std::string> names;
   for (auto t : spec.transports) {
-    names.push_back(transportName(t));
+    names.emplace_back(transportName(t));
     if (v == names.back()) {
       o.transport = t;
       return;
@@ -114,8 +98,8 @@ FlagSet commonFlags(Options& o, const ToolSpec& spec) {
   auto num = [](long v) { return std::to_string(v); };
   const bool nccl = std::find(spec.transports.begin(), spec.transports.end(), scTransportNccl) != spec.transports.end();
   std::vector<std::string> types, transports;
-  for (auto t : acceptedTypes(spec)) types.push_back(typeName(t));
-  for (auto t : spec.transports) transports.push_back(transportName(t));
+  for (auto t : acceptedTypes(spec)) types.emplace_back(typeName(t));
+  for (auto t : spec.transports) transports.emplace_back(transportName(t));
   FlagSet f;
   f.add({'b', "minbytes", "<size>", "smallest size (default " + formatSize(o.minBytes) + ")",
          [&o](const std::string& v) { o.minBytes = parseSize(v, "-b (minbytes)"); }});
@@ -200,8 +184,8 @@ void finishOptions(Options& o, const ToolSpec& spec, const FlagSet& flags) {
                " (the mpi transport works on host buffers)");
 }
 
-const char* typeName(scDataType_t t) { return t >= 0 && t < scNumTypes ? kTypeNames[t] : "?"; }
-const char* opName(scRedOp_t op) { return op >= 0 && op < scNumOps ? kOpNames[op] : "?"; }
+const char* typeName(scDataType_t t) { return scDataTypeName(t); }
+const char* opName(scRedOp_t op) { return scRedOpName(op); }
 const char* transportName(scTransport_t t) {
   return t == scTransportMpi ? "mpi" : t == scTransportNccl ? "nccl" : t == scTransportLocal ? "local" : "?";
 }

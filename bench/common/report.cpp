@@ -1,5 +1,7 @@
 #include "common/report.h"
 
+#include <unistd.h>
+
 #include <ctime>
 #include <map>
 #include <tuple>
@@ -10,6 +12,11 @@
 namespace scbench {
 
 namespace {
+
+std::string hostName() {
+  char h[256] = {};
+  return ::gethostname(h, sizeof h - 1) == 0 ? std::string(h) : std::string("?");
+}
 
 using Key = std::tuple<int, int, size_t, bool>;  // dtype, op, bytes, in-place
 Key keyOf(const Result& r) { return Key{int(r.dtype), int(r.op), r.bytes, r.inPlace}; }
@@ -33,7 +40,8 @@ std::string ratio(double num, double den) {
 Table blockTable(const char* t) {
   std::vector<Column> cols{{"size", 12, 0}, {"count", 12, 2}, {"type", 8, 2}, {"redop", 6, 2}, {"root", 6, 2}};
   for (int side = 0; side < 2; ++side)
-    for (Column c : {Column{t, 7, 2}, Column{"algbw", 6, 2}, Column{"busbw", 6, 2}, Column{"#wrong", 5, 2, false, 1}})
+    for (const Column& c :
+         {Column{t, 7, 2}, Column{"algbw", 6, 2}, Column{"busbw", 6, 2}, Column{"#wrong", 5, 2, false, 1}})
       cols.push_back(c);
   return Table(cols);
 }
@@ -75,6 +83,7 @@ void Report::header(const std::vector<std::string>& rankLines) {
   std::fprintf(out_, "# sparcoll %s: transport %s, %d ranks, %s buffers, algorithms %s, time: %s\n",
                info_.collective.c_str(), transportName(info_.transport), info_.nranks, info_.device ? "device" : "host",
                algos.c_str(), combineNames[int(o_.combine)]);
+  std::fprintf(out_, "# build: %s; host %s\n", scGetBuildInfo(), hostName().c_str());
   std::fprintf(out_, "#\n# Using devices\n");
   for (const auto& l : rankLines) std::fprintf(out_, "%s\n", l.c_str());
   std::fprintf(out_, "#\n");
@@ -198,6 +207,9 @@ bool Report::writeJson(const std::vector<Result>& all, const std::string& path, 
     }
     j.add("iters", o_.iters).add("warmup_iters", o_.warmupIters).add("agg_iters", o_.aggIters);
     j.add("time_combine", int(o_.combine)).add("timestamp", std::string(stamp));
+    // Provenance (bench/results/README.md): the library's version, commit and
+    // MPI / CUDA / NCCL versions, and the machine.
+    j.add("build", std::string(scGetBuildInfo())).add("host", hostName());
     lines.push_back(std::move(j));
   }
   return writeJsonLines(path, lines, err);

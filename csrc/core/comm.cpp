@@ -13,15 +13,17 @@
 #include <string>
 
 #include "core/entry.h"
+#include "core/env.h"
 #include "core/names.h"
 #include "model/tuning.h"
 
 namespace sc {
 namespace {
 
-double envDouble(const char* name, double dflt) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return dflt;
+double envDouble(env::Var var, double dflt) {
+  const char* v = env::get(var);
+  if (!v) return dflt;
+  const char* name = env::name(var);
   char* end = nullptr;
   double d = std::strtod(v, &end);
   SC_ARG(end && *end == '\0', "environment variable ", name, "='", v, "' is not a number");
@@ -29,11 +31,12 @@ double envDouble(const char* name, double dflt) {
 }
 
 // A model parameter from the environment: NaN when unset, else a finite number >= 0.
-double envParam(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return NAN;
-  const double d = envDouble(name, 0);
-  SC_ARG(std::isfinite(d) && d >= 0, "environment variable ", name, "='", v, "' must be a finite number >= 0");
+double envParam(env::Var var) {
+  const char* v = env::get(var);
+  if (!v) return NAN;
+  const double d = envDouble(var, 0);
+  SC_ARG(std::isfinite(d) && d >= 0, "environment variable ", env::name(var), "='", v,
+         "' must be a finite number >= 0");
   return d;
 }
 
@@ -67,8 +70,8 @@ size_t envPipelineBytes(const char* v) {
 }  // namespace
 
 double timeoutFromEnv() {
-  const double t = envDouble("SPARCOLL_TIMEOUT", 300.0);
-  SC_ARG(t > 0, "environment variable SPARCOLL_TIMEOUT='", std::getenv("SPARCOLL_TIMEOUT"),
+  const double t = envDouble(env::Var::Timeout, 300.0);
+  SC_ARG(t > 0, "environment variable SPARCOLL_TIMEOUT='", env::get(env::Var::Timeout),
          "' must be a positive number of seconds (inf: no deadline)");
   return t;
 }
@@ -131,12 +134,12 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   } else {
     c.timeout = timeoutFromEnv();
   }
-  if (const char* a = std::getenv("SPARCOLL_ALGO"); a && *a) {
+  if (const char* a = env::get(env::Var::Algo)) {
     SC_ARG(parseAlgo(a, &c.algo), "SPARCOLL_ALGO='", a, "' is not one of ", algoNameList());
   }
   if (check == scCheckDefault) {
     check = scCheckNative;
-    if (const char* v = std::getenv("SPARCOLL_CHECK"); v && *v) {
+    if (const char* v = env::get(env::Var::Check)) {
       const std::string s = v;
       if (s == "0" || s == "off") check = scCheckOff;
       else if (s == "1" || s == "all") check = scCheckAll;
@@ -145,36 +148,36 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
     }
   }
   c.check = check;
-  if (const char* v = std::getenv("SPARCOLL_FLIGHT_RECORDER"); v && *v) {
-    const double d = envDouble("SPARCOLL_FLIGHT_RECORDER", 0);
+  if (const char* v = env::get(env::Var::FlightRecorder)) {
+    const double d = envDouble(env::Var::FlightRecorder, 0);
     SC_ARG(d >= 0 && d <= 1e6 && d == double(size_t(d)), "SPARCOLL_FLIGHT_RECORDER='", v,
            "' is not a number of calls from 0 (off) to 1000000");
     c.flightRecorder = size_t(d);
   }
-  if (const char* v = std::getenv("SPARCOLL_TRACE"); v && *v) {
+  if (const char* v = env::get(env::Var::Trace)) {
     struct stat st;
     SC_ARG(::stat(v, &st) == 0 && S_ISDIR(st.st_mode), "SPARCOLL_TRACE='", v,
            "' is not a directory (create it first; every rank writes its own file there)");
     c.traceDir = v;
   }
-  if (const char* v = std::getenv("SPARCOLL_PIPELINE_BYTES"); v && *v) c.pipelineBytes = envPipelineBytes(v);
+  if (const char* v = env::get(env::Var::PipelineBytes)) c.pipelineBytes = envPipelineBytes(v);
   // Read once, when the process makes its first communicator (core/entry.cpp).
-  if (const char* v = std::getenv("SPARCOLL_MEMBARRIER"))
+  if (const char* v = env::get(env::Var::Membarrier))
     SC_ARG(membarrierSetting(v) != Membarrier::Invalid, "SPARCOLL_MEMBARRIER='", v,
            "' is not 0 or off (each call's entry fences) or 1 or on (the default: destroys fence, by membarrier)");
   // The cost model's parameters: these overrides beat the tuning file, which
   // beats the built-in defaults (model/model.cpp).
-  c.env.alpha = envParam("SPARCOLL_ALPHA");
-  c.env.beta = envParam("SPARCOLL_BETA");
-  c.env.gamma = envParam("SPARCOLL_GAMMA");
-  c.env.betaShared = envParam("SPARCOLL_BETA_SHARED");
-  c.env.messageOverhead = envParam("SPARCOLL_MESSAGE_OVERHEAD");
-  if (const char* m = std::getenv("SPARCOLL_MACHINES"); m && *m) {
-    const double d = envDouble("SPARCOLL_MACHINES", 0);
+  c.env.alpha = envParam(env::Var::Alpha);
+  c.env.beta = envParam(env::Var::Beta);
+  c.env.gamma = envParam(env::Var::Gamma);
+  c.env.betaShared = envParam(env::Var::BetaShared);
+  c.env.messageOverhead = envParam(env::Var::MessageOverhead);
+  if (const char* m = env::get(env::Var::Machines)) {
+    const double d = envDouble(env::Var::Machines, 0);
     SC_ARG(d >= 1 && d <= 1e9 && d == double(int(d)), "SPARCOLL_MACHINES='", m, "' is not a positive integer");
     c.machinesEnv = int(d);
   }
-  if (const char* t = std::getenv("SPARCOLL_MODEL_TRANSPORT"); t && *t) {
+  if (const char* t = env::get(env::Var::ModelTransport)) {
     const std::string s = t;
     c.modelTransport = s == "mpi"     ? scTransportMpi
                        : s == "nccl"  ? scTransportNccl
@@ -186,12 +189,12 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   if (tuningFile && *tuningFile) {
     c.tuning = model::loadTuning(tuningFile);
     c.tuningPath = tuningFile;
-  } else if (const char* f = std::getenv("SPARCOLL_TUNING_FILE"); f && *f) {
+  } else if (const char* f = env::get(env::Var::TuningFile)) {
     c.tuning = model::loadTuning(f, "SPARCOLL_TUNING_FILE");
     c.tuningPath = f;
   }
   if (topologyFile && *topologyFile) readTopology(c, topologyFile);
-  else if (const char* f = std::getenv("SPARCOLL_TOPOLOGY_FILE"); f && *f) readTopology(c, f);
+  else if (const char* f = env::get(env::Var::TopologyFile)) readTopology(c, f);
   return c;
 }
 

@@ -30,10 +30,11 @@ inline size_t dtypeSize(scDataType_t t) {
   if (unsigned(t) >= unsigned(scNumTypes)) unknownDtype(int(t));
   return kBytes[t];
 }
+// The names (core/names.cpp: scDataTypeName, scRedOpName).
 const char* dtypeName(scDataType_t t);
 const char* opName(scRedOp_t op);
 bool dtypeIsFloat(scDataType_t t);
-// Parses "float32", "f32", "float", "int32", ... (nccl-tests names accepted).
+// The parsers of scDataTypeFromName ("float", "float32", "f32", ...) and scRedOpFromName.
 bool parseDtype(const char* s, scDataType_t* out);
 bool parseOp(const char* s, scRedOp_t* out);
 

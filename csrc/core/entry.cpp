@@ -2,6 +2,7 @@
 // look-up's slow side, each thread's slot, and the removal that waits for
 // the slots.
 #include "core/entry.h"
+#include "core/env.h"
 
 #include <sched.h>
 #include <sys/syscall.h>
@@ -76,7 +77,7 @@ thread_local SlotOwner tlsSlotOwner;
 // refuses the call), unless SPARCOLL_MEMBARRIER=0.
 bool lightEntryAvailable() {
 #if defined(__linux__) && defined(SYS_membarrier)
-  if (membarrierSetting(std::getenv("SPARCOLL_MEMBARRIER")) == Membarrier::Off) return false;
+  if (membarrierSetting(env::get(env::Var::Membarrier)) == Membarrier::Off) return false;
   const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return false;
   return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;

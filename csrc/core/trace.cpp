@@ -39,7 +39,7 @@ double usOf(std::chrono::steady_clock::duration d) { return std::chrono::duratio
 
 }  // namespace
 
-Recorder::Recorder(size_t keep, std::string traceDir, int rank, int size, const char* transport)
+Recorder::Recorder(size_t keep, const std::string& traceDir, int rank, int size, const char* transport)
     : keep_(keep),
       rank_(rank),
       size_(size),

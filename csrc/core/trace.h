@@ -50,7 +50,7 @@ struct alignas(64) CallRecord {
 class Recorder {
  public:
   // keep: flight recorder entries (0: none); traceDir: "" for no trace.
-  Recorder(size_t keep, std::string traceDir, int rank, int size, const char* transport);
+  Recorder(size_t keep, const std::string& traceDir, int rank, int size, const char* transport);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -165,7 +165,6 @@ class Recorder {
   };
   std::array<PeerSlot, size_t(1) << kPeerSetBits> peerSet_{};
   std::FILE* trace_ = nullptr;
-  bool first_ = true;
   const int rank_, size_;
   const char* transport_;
   uint64_t id_;

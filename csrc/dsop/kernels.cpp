@@ -5,6 +5,8 @@
 
 #include "dsop/kernels.h"
 
+#include "core/env.h"
+
 namespace sc::dsop {
 namespace {
 
@@ -44,7 +46,7 @@ void elementRange(scComm& comm, scDataType_t in, const Pairs& p, size_t m, size_
 }
 
 Engine deviceEngine(size_t K) {
-  if (const char* e = std::getenv("SPARCOLL_DSOP_GEMM"); e && *e) {
+  if (const char* e = env::get(env::Var::DsopGemm)) {
     if (std::strcmp(e, "custom") == 0) return Engine::Custom;
     if (std::strcmp(e, "cublas") == 0) return Engine::Blas;
     SC_REQUIRE(std::strcmp(e, "auto") == 0, scInvalidArgument, "SPARCOLL_DSOP_GEMM='", e,

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/env.h"
 #include "neighbor/create.h"
 #include "neighbor/meta.h"
 
@@ -32,7 +33,7 @@ enum What : uint64_t {
   kDestinationRange,
   kBadKnob
 };
-const char* const kKnobs[] = {"SPARCOLL_RANKS_PER_NODE", "SPARCOLL_NBR_K", "SPARCOLL_NBR_THETA"};
+const env::Var kKnobs[] = {env::Var::RanksPerNode, env::Var::NbrK, env::Var::NbrTheta};
 const int kKnobLows[] = {1, 1, 0};
 
 struct Problem {
@@ -41,9 +42,9 @@ struct Problem {
 };
 
 // A knob: unset, or a whole number >= lo. Returns false when malformed.
-bool readKnob(const char* name, int lo, int* out) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return true;
+bool readKnob(env::Var var, int lo, int* out) {
+  const char* v = env::get(var);
+  if (!v) return true;
   char* end = nullptr;
   const long x = std::strtol(v, &end, 10);
   if (*end != '\0' || x < lo || x > INT_MAX) return false;
@@ -79,7 +80,8 @@ std::string describe(int rank, const Problem& p, int P) {
     case kDestinationRange:
       return who + cat("destinations[", p.where, "] = ", p.value, " is not a rank in [0, ", P, ")");
     case kBadKnob:
-      return who + cat("environment variable ", kKnobs[p.where], " must be a whole number >= ", kKnobLows[p.where]);
+      return who + cat("environment variable ", env::name(kKnobs[p.where]),
+                       " must be a whole number >= ", kKnobLows[p.where]);
     default: return who + "unknown problem";
   }
 }

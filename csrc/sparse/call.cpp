@@ -124,7 +124,7 @@ void localChecks(const scComm& comm, const CallArgs& a) {
   }
 }
 
-Prepared headerRound(SpCtx& s, const CallArgs& a, std::exception_ptr localError) {
+Prepared headerRound(SpCtx& s, const CallArgs& a, const std::exception_ptr& localError) {
   const int P = s.size, me = s.rank;
   const bool sorting = a.opt.flags & scSparseSortInput;
   Header mine{a.nnz, a.dim, packConfig(a), 0, localError ? errWord(0, kErrArgument) : kNoError};

@@ -43,6 +43,6 @@ struct Prepared {
 // allgather of 40 bytes per rank). localError: what localChecks threw here, if
 // anything. Any error or mismatch on any rank throws on every rank
 // (scInvalidArgument; this rank's own error with its own message).
-Prepared headerRound(SpCtx& s, const CallArgs& a, std::exception_ptr localError);
+Prepared headerRound(SpCtx& s, const CallArgs& a, const std::exception_ptr& localError);
 
 }  // namespace sc::sp

@@ -26,13 +26,14 @@
 #include <cstring>
 
 #include "algo/dense.h"
+#include "core/env.h"
 #include "sparse/schedules.h"
 
 namespace sc::sp {
 
 bool ownerSumBySort(bool onDevice) {
-  const char* e = std::getenv("SPARCOLL_SPARSE_OWNER_SUM");
-  if (!e || !*e) return onDevice;
+  const char* e = env::get(env::Var::SparseOwnerSum);
+  if (!e) return onDevice;
   if (!std::strcmp(e, "sort")) return true;
   SC_ARG(!std::strcmp(e, "merge"), "SPARCOLL_SPARSE_OWNER_SUM=", e, " is not merge or sort");
   return false;

@@ -90,7 +90,7 @@ struct Header {
   uint64_t err;      // kNoError, or (position << 4) | ErrKind
 };
 constexpr int kHeaderWords = 5;
-static_assert(sizeof(Header) == kHeaderWords * 8, "header layout");
+static_assert(sizeof(Header) == size_t(kHeaderWords) * 8, "header layout");
 
 constexpr uint64_t kNoError = ~uint64_t(0);
 enum ErrKind : uint64_t {

@@ -14,13 +14,14 @@
 #include "algo/dense.h"
 #include "core/call.h"
 #include "core/comm.h"
+#include "core/env.h"
 #include "core/error.h"
 #include "topology/topology.h"
 
 namespace sc::topo {
 
 std::string machineName(int rank, int P) {
-  if (const char* v = std::getenv("SPARCOLL_HOSTNAME"); v && *v) {
+  if (const char* v = env::get(env::Var::Hostname)) {
     const std::string s = v;
     if (s.find(',') == std::string::npos) return s;
     std::vector<std::string> parts;
@@ -38,8 +39,8 @@ std::string machineName(int rank, int P) {
 }
 
 bool rankOrderWanted() {
-  const char* v = std::getenv("SPARCOLL_RING_ORDER");
-  if (!v || !*v || std::strcmp(v, "topology") == 0) return false;
+  const char* v = env::get(env::Var::RingOrder);
+  if (!v || std::strcmp(v, "topology") == 0) return false;
   SC_ARG(std::strcmp(v, "rank") == 0, "SPARCOLL_RING_ORDER='", v, "' is not one of topology (the default), rank");
   return true;
 }
@@ -144,6 +145,31 @@ double stepSeconds(const CommTopo& t, const std::vector<Msg>& step, std::vector<
   return worst;
 }
 
+// The butterflies' ranks as csrc/algo/fold.h numbers them, for any P: the
+// first r = P - p2 pairs fold (the even rank of each sends to the odd one
+// above it, which takes part; the unfold sends back down), and the p2 =
+// 2^floor(log2 P) ranks left run the power-of-two stages with partner new
+// rank nr ^ d. New rank nr is old rank Fold::oldRank(nr) and stands for the
+// old ranks [Fold::firstOld(nr), Fold::firstOld(nr + 1)), whose blocks are
+// its piece in the halving reduce-scatter and the doubling allgather.
+struct FoldRanks {
+  int P, p2, r;
+  explicit FoldRanks(int P) : P(P), p2(pow2Floor(P)), r(P - pow2Floor(P)) {}
+  int oldRank(int nr) const { return nr < r ? 2 * nr + 1 : nr + r; }
+  int firstOld(int nr) const { return nr < r ? 2 * nr : nr + r; }
+  // The share of the call's bytes in the rank blocks of pieces [lo, lo + d).
+  double blocks(int lo, int d) const { return double(firstOld(lo + d) - firstOld(lo)) / P; }
+};
+
+// The fold's step (up: even to odd, the ranks' inputs) or the unfold's (odd
+// to even, the results), each message `share` of the call's bytes; 0 for a
+// power of two, which does not fold.
+double foldSeconds(const CommTopo& t, const FoldRanks& f, bool up, double share, std::vector<double>& load) {
+  std::vector<Msg> step;
+  for (int i = 0; i < f.r; ++i) step.push_back({up ? 2 * i : 2 * i + 1, up ? 2 * i + 1 : 2 * i, share});
+  return stepSeconds(t, step, load);
+}
+
 void priceLinks(scComm& comm) {
   const CommTopo& t = *comm.topo;
   const int P = comm.size();
@@ -158,23 +184,37 @@ void priceLinks(scComm& comm) {
   m.linkSecondsPerByte[scCollAllReduce][scAlgoRing] = 2.0 * (P - 1) * ring;
   m.linkSecondsPerByte[scCollReduceScatter][scAlgoRing] = (P - 1) * ring;
   m.linkSecondsPerByte[scCollAllGather][scAlgoRing] = (P - 1) * ring;
-  // Butterflies (power-of-two P; the fold of other P is not priced): at
-  // distance d every rank exchanges d/P of the vector (halving, doubling) or
-  // all of it (recursive doubling's allreduce) with rank ^ d.
-  if ((P & (P - 1)) == 0) {
-    double halving = 0, whole = 0;
-    for (int d = P / 2; d >= 1; d /= 2) {
-      step.clear();
-      for (int r = 0; r < P; ++r) step.push_back({r, r ^ d, double(d) / P});
-      halving += stepSeconds(t, step, load);
-      for (Msg& x : step) x.share = 1;
-      whole += stepSeconds(t, step, load);
-    }
-    m.linkSecondsPerByte[scCollAllReduce][scAlgoRabenseifner] = 2 * halving;
-    m.linkSecondsPerByte[scCollReduceScatter][scAlgoRabenseifner] = halving;
-    m.linkSecondsPerByte[scCollAllGather][scAlgoRecDbl] = halving;
-    m.linkSecondsPerByte[scCollAllReduce][scAlgoRecDbl] = whole;
+  // Butterflies, as algo/rabenseifner.cpp, recdbl.cpp and halving_doubling.cpp
+  // run them: the fold, then at distance d every new rank nr exchanges with
+  // nr ^ d (old ranks f.oldRank) d of the p2 pieces: Rabenseifner's allreduce
+  // d/p2 of the vector each way (halving and doubling alike); the halving
+  // reduce-scatter gives the partner's half, the rank blocks of pieces
+  // [(nr ^ d) & ~(d-1), +d); the doubling allgather sends its own, [nr &
+  // ~(d-1), +d); recursive doubling's allreduce the whole vector. Then the
+  // unfold. For a power of two the fold is empty and every share d/P.
+  const FoldRanks f(P);
+  double halving = 0, rsHalving = 0, agDoubling = 0, whole = 0;
+  for (int d = f.p2 / 2; d >= 1; d /= 2) {
+    step.clear();
+    for (int nr = 0; nr < f.p2; ++nr) step.push_back({f.oldRank(nr), f.oldRank(nr ^ d), double(d) / f.p2});
+    halving += stepSeconds(t, step, load);
+    for (int nr = 0; nr < f.p2; ++nr) step[size_t(nr)].share = f.blocks((nr ^ d) & ~(d - 1), d);
+    rsHalving += stepSeconds(t, step, load);
+    for (int nr = 0; nr < f.p2; ++nr) step[size_t(nr)].share = f.blocks(nr & ~(d - 1), d);
+    agDoubling += stepSeconds(t, step, load);
+    for (Msg& x : step) x.share = 1;
+    whole += stepSeconds(t, step, load);
   }
+  // The fold moves whole vectors up and the unfold whole results down, except
+  // the reduce-scatter's unfold (the even rank's block) and the allgather's
+  // fold (its own block): 1/P.
+  const double foldWhole = foldSeconds(t, f, true, 1, load), unfoldWhole = foldSeconds(t, f, false, 1, load);
+  m.linkSecondsPerByte[scCollAllReduce][scAlgoRabenseifner] = foldWhole + 2 * halving + unfoldWhole;
+  m.linkSecondsPerByte[scCollReduceScatter][scAlgoRabenseifner] =
+      foldWhole + rsHalving + foldSeconds(t, f, false, 1.0 / P, load);
+  m.linkSecondsPerByte[scCollAllGather][scAlgoRecDbl] =
+      foldSeconds(t, f, true, 1.0 / P, load) + agDoubling + unfoldWhole;
+  m.linkSecondsPerByte[scCollAllReduce][scAlgoRecDbl] = foldWhole + whole + unfoldWhole;
   // Broadcast from root 0: the binomial tree's step of mask k sends from
   // every multiple of 2k to +k the whole buffer (binomial) or the receiver's
   // subtree's blocks (scatter), then scatter_allgather's ring.

@@ -109,6 +109,8 @@ __version__: str = "%d.%d.%d" % tuple(_sparcoll.version)
 #: built), and the API areas "sparse", "topk", "dsop", "dsop_sparse" -> True:
 #: every build has them (the keys remain for code that checks them).
 features: dict[str, bool] = {**_sparcoll.features, **dict.fromkeys(("sparse", "topk", "dsop", "dsop_sparse"), True)}
+"""What this build can do: ``cuda``, ``nccl``, ``mpi`` (the library's build), and the
+always-present ``sparse``, ``topk``, ``dsop``, ``dsop_sparse``; each True or False."""
 
 #: How this build was configured: {"cuda", "nccl", "mpi"} -> bool, and "cuda_version",
 #: "nccl_version" -> the toolkit and nccl.h versions ("13.0.88", "2.28.9") or None.
@@ -118,6 +120,8 @@ if _build_info is not None:
 else:  # source tree: what the library reports, versions unknown
     build_info = {"cuda": features["cuda"], "nccl": features["nccl"], "mpi": features["mpi"],
                   "cuda_version": None, "nccl_version": None}
+"""How the package was built: ``cuda``, ``nccl``, ``mpi`` (bools) and ``cuda_version``,
+``nccl_version`` (strings, None when not built with them or unknown in a source tree)."""
 
 __all__ = ["Communicator", "get_unique_id", "local_group", "features", "build_info", "SparseReduction", "topk",
            "TopkFeedback", "Topology", "Request", "model", "get_include", "get_library"]

@@ -60,14 +60,17 @@ class Topology:
 
     @property
     def indegree(self) -> int:
+        """The number of sources (the ranks this rank receives from)."""
         return len(self.sources)
 
     @property
     def outdegree(self) -> int:
+        """The number of destinations (the ranks this rank sends to)."""
         return len(self.destinations)
 
     @property
     def closed(self) -> bool:
+        """True once `close()` has destroyed the topology (or its communicator was destroyed)."""
         return self._h.closed
 
     def algo_for(self, nbytes: int) -> str:

@@ -281,4 +281,5 @@ class TopkFeedback:
         return _finish(idx, val, nnz, cap, G, s, sorted)
 
     def close(self) -> None:
+        """Frees the residual and the scratch memory; the object is unusable afterwards."""
         self._h.close()

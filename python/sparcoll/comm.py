@@ -177,10 +177,12 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
     # ---------------------------------------------------------------- queries
     @property
     def rank(self) -> int:
+        """This rank's number in the communicator, 0 .. size - 1."""
         return self._h.rank
 
     @property
     def size(self) -> int:
+        """The number of ranks."""
         return self._h.size
 
     @property
@@ -195,6 +197,7 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
 
     @property
     def closed(self) -> bool:
+        """True once `close()` (or a `with` block's end) has destroyed the communicator."""
         return self._h.closed
 
     def stats(self) -> dict:
@@ -212,6 +215,7 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
         return self._h.stats()
 
     def reset_stats(self) -> None:
+        """Sets every counter of `stats()` (and the topology's link counts) back to zero."""
         self._h.reset_stats()
 
     def algo_for(self, nbytes: int) -> str:

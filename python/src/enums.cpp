@@ -5,10 +5,11 @@
 // Each pyName function is a switch over every enumerator with no default case:
 // the target builds with -Werror=switch (python/CMakeLists.txt), so a new C
 // enumerator without a Python name fails the build, and a renamed one fails to
-// compile. The algorithm enums (scAlgo_t, scSparseAlgo_t, scDsopAlgo_t) are the
-// exception: their names are the C API's (scAlgoName, ...), whose tables the
-// library keeps. The Python names are the package's public spellings, which differ
-// from the C ones (scSum -> "sum"); scResult_t keeps its C names because
+// compile. The algorithm enums (scAlgo_t, scSparseAlgo_t, scDsopAlgo_t) and the
+// reductions are the exception: their names are the C API's (scAlgoName,
+// scRedOpName, ...), whose tables the library keeps. The data types take
+// numpy's names ("float32"), which the C API accepts as aliases
+// (scDataTypeFromName) but does not print; scResult_t keeps its C names because
 // SparcollError.code_name reports them.
 #include <cstdint>
 
@@ -80,17 +81,8 @@ const char* pyName(scIndexType_t v) {
   return nullptr;
 }
 
-const char* pyName(scRedOp_t v) {
-  switch (v) {
-    case scSum: return "sum";
-    case scProd: return "prod";
-    case scMax: return "max";
-    case scMin: return "min";
-    case scAvg: return "avg";
-    case scNumOps: break;
-  }
-  return nullptr;
-}
+// The reductions' names are the C API's own (scRedOpName).
+const char* pyName(scRedOp_t v) { return v >= 0 && v < scNumOps ? scRedOpName(v) : nullptr; }
 
 // The algorithms' names are the C API's own (scAlgoName: one table, in the
 // library, whose size is checked against scNumAlgos there).

@@ -2,6 +2,7 @@
 reports, the model's errors (the library's model over a tuning file of the
 repository), and its refusal of files without ring/rabenseifner rows."""
 
+import gzip
 import json
 import re
 import subprocess
@@ -154,3 +155,49 @@ def test_model_launches(tmp_path):
     proc = subprocess.run([sys.executable, str(MODEL_SCRIPT), "--launches", str(a), str(empty)],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     assert proc.returncode != 0 and "no point measured in two of" in proc.stdout
+
+
+def _gzip(path):
+    """path as path.gz (gzip-compressed, as bench/results keeps its campaigns' files), the plain file gone."""
+    with gzip.open(f"{path}.gz", "wt") as f:
+        f.write(path.read_text())
+    path.unlink()
+
+
+def _model_report(camp, out):
+    proc = subprocess.run([sys.executable, str(MODEL_SCRIPT), str(camp), "-o", str(out)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout
+    return out.with_suffix(".md").read_text().replace(str(camp), "CAMP")
+
+
+def test_model_campaign_gz(tmp_path):
+    # A campaign whose .jsonl are gzip-compressed gives the report of the plain files; where both are
+    # there, the plain file is read (a refit writes one beside the compressed record).
+    fit = {"format": "sparcoll-tuning", "version": 1, "source": {"sizes": [1024, 67108864, 4]}, "models": [],
+           "rules": []}
+    sites = {("allreduce", 2048, 0): {"ring": (1.0, 1.1), "recdbl": (2.0, 1.4)}}
+    refit = {("allreduce", 2048, 0): {"ring": (1.0, 1.5), "recdbl": (2.0, 1.4)}}
+    reports = {}
+    for name, rows in (("plain", sites), ("refit", refit), ("packed", sites)):
+        camp = tmp_path / name
+        camp.mkdir()
+        (camp / "shm-p2.json").write_text(json.dumps(fit))
+        (camp / "shm-p2-check.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _validate_rows(2, rows)))
+        if name == "packed":
+            _gzip(camp / "shm-p2-check.jsonl")
+        reports[name] = _model_report(camp, tmp_path / f"{name}-report")
+    assert reports["packed"] == reports["plain"] != reports["refit"]
+    camp = tmp_path / "packed"
+    (camp / "shm-p2-check.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _validate_rows(2, refit)))
+    assert _model_report(camp, tmp_path / "both-report") == reports["refit"]
+    # --launches reads compressed tuning and validation runs too.
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    _raw(a / "shm-p2-raw.jsonl", {("allreduce", "ring", 1024): 1.0})
+    _raw(b / "shm-p2-raw.jsonl", {("allreduce", "ring", 1024): 1.1})
+    _gzip(b / "shm-p2-raw.jsonl")
+    proc = subprocess.run([sys.executable, str(MODEL_SCRIPT), "--launches", str(a), str(b)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert proc.returncode == 0 and "| shared memory | 2 | 1 | 10.0 % | 10.0 % | 10.0 % |" in proc.stdout, proc.stdout

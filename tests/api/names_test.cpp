@@ -1,6 +1,7 @@
-// scAlgoName / scAlgoFromName: every scAlgo_t value round-trips through its
-// name; an unknown name, and NULL arguments, are scInvalidArgument with a
-// message (scGetLastError(NULL)) naming the valid algorithms.
+// scAlgoName / scAlgoFromName, scDataTypeName / scDataTypeFromName and
+// scRedOpName / scRedOpFromName: every value round-trips through its name; an
+// unknown name, and NULL arguments, are scInvalidArgument with a message
+// (scGetLastError(NULL)) naming the valid ones.
 #include <cstring>
 #include <set>
 #include <string>
@@ -64,6 +65,65 @@ TEST(AlgoNames, SuccessNeedsNoCommunicator) {
   scAlgo_t a = scAlgoAuto;
   EXPECT_EQ(scAlgoFromName("binomial", &a), scSuccess);
   EXPECT_EQ(a, scAlgoBinomial);
+}
+
+TEST(DataTypeNames, EveryValueRoundTripsAndAliasesParse) {
+  std::set<std::string> seen;
+  for (int i = 0; i < scNumTypes; ++i) {
+    const char* n = scDataTypeName(scDataType_t(i));
+    ASSERT_NE(n, nullptr);
+    EXPECT_STRNE(n, "?") << "value " << i;
+    EXPECT_TRUE(seen.insert(n).second) << "two values are named '" << n << "'";
+    scDataType_t back = scDataType_t(-1);
+    ASSERT_EQ(scDataTypeFromName(n, &back), scSuccess) << n << ": " << scGetLastError(nullptr);
+    EXPECT_EQ(back, scDataType_t(i)) << n;
+  }
+  EXPECT_STREQ(scDataTypeName(scFloat32), "float");
+  EXPECT_STREQ(scDataTypeName(scBfloat16), "bfloat16");
+  EXPECT_STREQ(scDataTypeName(scNumTypes), "?");
+  const struct {
+    const char* name;
+    scDataType_t t;
+  } aliases[] = {{"float32", scFloat32}, {"fp16", scFloat16}, {"f64", scFloat64}, {"bf16", scBfloat16},
+                 {"int", scInt32},       {"char", scInt8},    {"half", scFloat16}};
+  for (const auto& a : aliases) {
+    scDataType_t t = scDataType_t(-1);
+    ASSERT_EQ(scDataTypeFromName(a.name, &t), scSuccess) << a.name;
+    EXPECT_EQ(t, a.t) << a.name;
+  }
+}
+
+TEST(DataTypeNames, UnknownNameListsTheValidOnes) {
+  scDataType_t t = scInt64;
+  EXPECT_EQ(scDataTypeFromName("float8", &t), scInvalidArgument);
+  EXPECT_EQ(t, scInt64);
+  const std::string msg = scGetLastError(nullptr);
+  EXPECT_NE(msg.find("unknown data type 'float8'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("bf16"), std::string::npos) << msg;
+  EXPECT_EQ(scDataTypeFromName(nullptr, &t), scInvalidArgument);
+  EXPECT_EQ(scDataTypeFromName("float", nullptr), scInvalidArgument);
+}
+
+TEST(RedOpNames, EveryValueRoundTrips) {
+  std::string all;
+  for (int i = 0; i < scNumOps; ++i) {
+    const char* n = scRedOpName(scRedOp_t(i));
+    ASSERT_STRNE(n, "?");
+    all += (all.empty() ? "" : ", ") + std::string(n);
+    scRedOp_t back = scRedOp_t(-1);
+    ASSERT_EQ(scRedOpFromName(n, &back), scSuccess) << n;
+    EXPECT_EQ(back, scRedOp_t(i));
+  }
+  EXPECT_EQ(all, "sum, prod, max, min, avg");
+  EXPECT_STREQ(scRedOpName(scRedOp_t(-1)), "?");
+  scRedOp_t op = scMax;
+  EXPECT_EQ(scRedOpFromName("product", &op), scInvalidArgument);
+  EXPECT_EQ(op, scMax);
+  const std::string msg = scGetLastError(nullptr);
+  EXPECT_NE(msg.find("unknown reduction 'product': one of sum, prod, max, min, avg"), std::string::npos) << msg;
+  EXPECT_EQ(scRedOpFromName(nullptr, &op), scInvalidArgument);
 }
 
 }  // namespace

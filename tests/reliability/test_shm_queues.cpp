@@ -221,7 +221,6 @@ TEST(ShmQueues, BadSettingIsRefused) {
                                                       {"SPARCOLL_MPI_SHM_MAX_BYTES", "12Q"},
                                                       {"SPARCOLL_MPI_SHM_MAX_BYTES", "-1"},
                                                       {"SPARCOLL_MPI_SHM_MAX_BYTES", "17M"},
-                                                      {"SPARCOLL_MPI_SHM_MAX_BYTES", ""},
                                                       {"SPARCOLL_MPI_CMA", "yes"}};
   for (const auto& [var, value] : kBad) {
     sctest::ScopedEnv bad(var, value);
@@ -231,6 +230,18 @@ TEST(ShmQueues, BadSettingIsRefused) {
     const std::string msg = scGetLastError(nullptr);
     EXPECT_NE(msg.find(std::string(var) + "='" + value + "'"), std::string::npos) << msg;
     EXPECT_EQ(comm, nullptr);
+  }
+}
+
+// An empty value counts as unset, as for every variable of the library (core/env.h).
+TEST(ShmQueues, EmptySettingIsUnset) {
+  if (sctest::mode() != sctest::Mode::Mpi) GTEST_SKIP() << "the queues are the MPI transport's";
+  for (const char* var : {"SPARCOLL_MPI_SHM", "SPARCOLL_MPI_SHM_MAX_BYTES", "SPARCOLL_MPI_CMA"}) {
+    sctest::ScopedEnv empty(var, "");
+    scConfig_t cfg = sctest::testConfig();
+    scComm_t comm = nullptr;
+    ASSERT_EQ(scCommInitMpi(&comm, nullptr, &cfg), scSuccess) << var << ": " << scGetLastError(nullptr);
+    EXPECT_EQ(scCommDestroy(comm), scSuccess);
   }
 }
 

@@ -32,16 +32,6 @@ namespace {
 using namespace topotest;
 using sctest::ScopedEnv;
 
-// The links a message from host x to host y crosses, by hand: its host links
-// when the hosts differ, and sw1's uplink (up from b, down from a) when the
-// switches differ.
-void cross(std::vector<uint64_t>& links, int x, int y, uint64_t bytes) {
-  if (x == y) return;
-  links[size_t(2 * x)] += bytes;
-  links[size_t(2 * y + 1)] += bytes;
-  if ((x >= 2) != (y >= 2)) links[size_t(x >= 2 ? kUp : kDown)] += bytes;
-}
-
 // The ring order: hosts depth-first (a0 a1 b0 b1), each host's ranks in rank order.
 std::vector<int> treeOrder(int P) {
   std::vector<int> o;
@@ -139,12 +129,12 @@ std::vector<std::vector<uint64_t>> expected(int P, const std::vector<int>& order
   std::vector<std::vector<uint64_t>> e(size_t(P), std::vector<uint64_t>(kLinks, 0));
   for (int i = 0; i < P; ++i) {
     const int from = order[size_t(i)], to = order[size_t((i + 1) % P)];
-    cross(e[size_t(from)], hostOfRank(from), hostOfRank(to), uint64_t(steps) * block);
+    crossLinks(e[size_t(from)], hostOfRank(from), hostOfRank(to), uint64_t(steps) * block);
   }
   if (scatter)
     for (int rel = 1; rel < P; ++rel) {
       const int low = rel & -rel, parent = rel - low, blocks = std::min(rel + low, P) - rel;
-      cross(e[size_t(parent)], hostOfRank(parent), hostOfRank(rel), uint64_t(blocks) * block);
+      crossLinks(e[size_t(parent)], hostOfRank(parent), hostOfRank(rel), uint64_t(blocks) * block);
     }
   return e;
 }

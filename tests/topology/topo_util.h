@@ -1,14 +1,16 @@
 // The two-switch tree of the topology tests and its interleaved placement
-// (test_topology_comm.cpp, test_topology_ring.cpp). Switch sw0 (root) with
-// hosts a0, a1; switch sw1 under it with b0, b1. Link ids (sparcoll.h,
+// (test_topology_comm.cpp, test_topology_ring.cpp, test_topology_fold.cpp).
+// Switch sw0 (root) with hosts a0, a1; switch sw1 under it with b0, b1. Link ids (sparcoll.h,
 // scCommGetLinkTraffic): host i (a0 a1 b0 b1 = 0..3) 2i up, 2i+1 down; sw1's
 // uplink 10 up (sw1 -> sw0), 11 down.
 #pragma once
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace topotest {
 
@@ -36,6 +38,16 @@ inline std::string names(int P) {
   std::string s;
   for (int r = 0; r < P; ++r) s += std::string(r ? "," : "") + kHosts[hostOfRank(r)];
   return s;
+}
+
+// The links a message from host x to host y crosses, by hand: its host links
+// when the hosts differ, and sw1's uplink (up from b, down from a) when the
+// switches differ.
+inline void crossLinks(std::vector<uint64_t>& links, int x, int y, uint64_t bytes) {
+  if (x == y) return;
+  links[size_t(2 * x)] += bytes;
+  links[size_t(2 * y + 1)] += bytes;
+  if ((x >= 2) != (y >= 2)) links[size_t(x >= 2 ? kUp : kDown)] += bytes;
 }
 
 }  // namespace topotest

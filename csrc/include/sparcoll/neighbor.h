@@ -136,6 +136,7 @@ typedef struct {
   double blocks[2];        /* blocks on the busiest rank's critical path, summed over rounds */
   double sharedBlocks[2];  /* blocks every rank sends, summed over ranks and rounds (a shared medium's load) */
 } scNbrCostTerms_t;
+/* Fills *terms for algo on topo (see scNbrCostTerms_t above). */
 scResult_t scTopologyCostTerms(scTopology_t topo, scNbrAlgo_t algo, scNbrCostTerms_t* terms);
 
 /* The sum above without a topology: `terms` (scTopologyCostTerms', recorded

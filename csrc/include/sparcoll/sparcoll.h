@@ -231,11 +231,20 @@ typedef struct {
   uint64_t maxLinkBytes;
 } scStats_t;
 
+/* A static string naming the result code ("invalid argument", ...); never NULL. */
 const char* scGetErrorString(scResult_t result);
 /* Detailed message of the last failure on `comm` (NULL: this thread's last
  * failure without a communicator). Never NULL; "" when there was none. */
 const char* scGetLastError(scComm_t comm);
+/* The library's version (SPARCOLL_VERSION_* of the build it was made from); any pointer may be NULL. */
 void scGetVersion(int* major, int* minor, int* patch);
+/* One line naming the library and what it runs on, for result files:
+ * "sparcoll 0.1.0; commit 1a2b3c4d5e6f; mpi Open MPI v4.1.4; cuda none; nccl none"
+ * (the commit of the source tree at configure time, "+changes" when it had
+ * uncommitted changes, "unknown" outside git; the MPI, CUDA and NCCL versions
+ * those libraries report at run time, "none" when not built with them). A
+ * static string; safe before and without any communicator or MPI_Init. */
+const char* scGetBuildInfo(void);
 
 /* One communicator per MPI rank. mpiComm points to an MPI_Comm (NULL = MPI_COMM_WORLD);
  * MPI must be initialised. The communicator duplicates it. With cfg->transport ==
@@ -259,6 +268,8 @@ typedef struct {
   char internal[SC_UNIQUE_ID_BYTES];
 } scUniqueId;
 
+/* A fresh id for scCommInitRank: call it on one rank and send the id to the
+ * others (it holds the address NCCL bootstraps from). nccl builds only. */
 scResult_t scGetUniqueId(scUniqueId* id);
 
 /* Collective over the nranks ranks: rank `rank` (in [0, nranks)) of a
@@ -310,6 +321,7 @@ scResult_t scCommInterrupt(scComm_t comm);
  * NULL removes it. Set it before the calls it should watch; the check must not
  * call into sparcoll. */
 typedef int (*scInterruptCheck_t)(void* arg);
+/* Installs the process-wide interrupt check described above (NULL: none). */
 scResult_t scSetInterruptCheck(scInterruptCheck_t check, void* arg);
 
 /* A new communicator of comm's ranks less the nexclude ranks in excludeRanks
@@ -324,7 +336,9 @@ scResult_t scSetInterruptCheck(scInterruptCheck_t check, void* arg);
  * extension (ULFM's MPIX_Comm_shrink, which can exclude only failed ranks),
  * else scInvalidUsage. */
 scResult_t scCommShrink(scComm_t comm, const int* excludeRanks, int nexclude, scComm_t* newcomm);
+/* This rank's number in comm, 0 .. size - 1. */
 scResult_t scCommRank(scComm_t comm, int* rank);
+/* The number of ranks of comm. */
 scResult_t scCommSize(scComm_t comm, int* size);
 /* 1 when the communicator works on device buffers. */
 scResult_t scCommIsDevice(scComm_t comm, int* isDevice);
@@ -337,6 +351,7 @@ scResult_t scCommDevice(scComm_t comm, int* device);
  * events, scratch allocations), summed over the calls since creation or the
  * last reset. Native calls are not counted: the library hides them. */
 scResult_t scCommGetStats(scComm_t comm, scStats_t* stats);
+/* Sets every counter of scCommGetStats (and the link counts) back to zero. */
 scResult_t scCommResetStats(scComm_t comm);
 /* The topology file's links (scConfig_t.topologyFile), counted like scStats_t
  * (since creation or scCommResetStats): bytes[l] = the bytes this rank's own
@@ -363,6 +378,18 @@ const char* scAlgoName(scAlgo_t algo);
  * message (scGetLastError(NULL)) lists the valid names. *algo is left
  * unchanged on failure. No communicator is involved. */
 scResult_t scAlgoFromName(const char* name, scAlgo_t* algo);
+/* A data type's name as the library's messages and the benchmarks spell it:
+ * "int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float",
+ * "double", "bfloat16"; "?" for a value out of range. Never NULL; static. */
+const char* scDataTypeName(scDataType_t dtype);
+/* The data type `name` spells: scDataTypeName's names, and the aliases "char",
+ * "int", "float16", "f16", "fp16", "float32", "f32", "fp32", "float64", "f64",
+ * "fp64", "bf16". Failures as scAlgoFromName's. */
+scResult_t scDataTypeFromName(const char* name, scDataType_t* dtype);
+/* A reduction's name: "sum", "prod", "max", "min", "avg"; "?" out of range. */
+const char* scRedOpName(scRedOp_t op);
+/* The reduction `name` spells (scRedOpName's names). Failures as scAlgoFromName's. */
+scResult_t scRedOpFromName(const char* name, scRedOp_t* op);
 
 /* The collectives the cost model prices (scEstimateTime). */
 typedef enum SC_ENUM_BASE {
@@ -414,9 +441,12 @@ scResult_t scEstimateTime(scComm_t comm, scCollective_t coll, int algo, size_t c
  * Estimates take scEstimateTime's arguments and give its results. Failures
  * are reported per thread (scGetLastError(NULL)). Destroy accepts NULL. */
 typedef struct scCostModel* scCostModel_t;
+/* A cost model as a communicator of nranks over `machines` machines would have it. */
 scResult_t scCostModelCreate(scCostModel_t* model, const scConfig_t* cfg, int nranks, int machines, int isDevice);
+/* scEstimateTime's prediction, from the model instead of a communicator. */
 scResult_t scCostModelEstimateTime(scCostModel_t model, scCollective_t coll, int algo, size_t count, scDataType_t dt,
                                    double density, double* seconds, int* autoAlgo);
+/* Frees the model; NULL is accepted. */
 scResult_t scCostModelDestroy(scCostModel_t model);
 
 /* recvbuf[i] = op over ranks of sendbuf[i], i < count. In place when sendbuf == recvbuf.

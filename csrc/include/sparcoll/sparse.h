@@ -168,6 +168,7 @@ scResult_t scSparseAllReduceToSparse(const void* indices, const void* values, si
 scResult_t scSparseResultIsDense(scSparseResult_t result, int* isDense);
 /* Sparse: number of listed entries; dense: dim. */
 scResult_t scSparseResultNnz(scSparseResult_t result, size_t* nnz);
+/* The call's dim (the dense length). */
 scResult_t scSparseResultDim(scSparseResult_t result, size_t* dim);
 /* Sparse: nnz indices of the call's itype; dense: NULL. */
 scResult_t scSparseResultIndices(scSparseResult_t result, const void** indices);
@@ -251,6 +252,7 @@ enum {
   scStaticBadArgument = 3        /* the rank's own argument checks failed (position 0) */
 };
 
+/* The static-size sparse allreduce described above. */
 scResult_t scSparseAllReduceStatic(const void* indices, const void* values, size_t nnz, const uint64_t* nnzPtr,
                                    size_t capacity, size_t dim, scIndexType_t itype, scDataType_t vtype, scRedOp_t op,
                                    void* denseOut, uint64_t* status, scComm_t comm, void* stream);

@@ -222,6 +222,7 @@ scResult_t scTopkSelect(const void* v, size_t n, scDataType_t dtype, const scTop
  * memory; otherwise the residual lives on that CUDA device (CUDA builds). */
 typedef struct scTopkState* scTopkState_t;
 
+/* A state for a tensor of n elements of dtype (see above), its residual zero and its step 0. */
 scResult_t scTopkStateCreate(scTopkState_t* state, size_t n, scDataType_t dtype, int device);
 /* NULL is accepted (no-op). Device residuals and scratch are freed after a device sync. */
 scResult_t scTopkStateDestroy(scTopkState_t state);
@@ -234,6 +235,7 @@ scResult_t scTopkStateReset(scTopkState_t state, void* stream);
 /* The step counter: the next call uses it, then increments it. Set it to
  * restore a checkpoint (< 2^63). */
 scResult_t scTopkStateGetStep(scTopkState_t state, uint64_t* step);
+/* Sets the step counter (see scTopkStateGetStep). */
 scResult_t scTopkStateSetStep(scTopkState_t state, uint64_t step);
 
 /* Fused error feedback (thesis Algorithm 2): acc = grad + r; select on acc with
@@ -256,9 +258,11 @@ scResult_t scTopkSelectFeedback(scTopkState_t state, const void* grad, const scT
  * written before the call returns. */
 scResult_t scTopkSelectAsync(const void* v, size_t n, scDataType_t dtype, const scTopkConfig_t* cfg, void* indices,
                              void* values, size_t capacity, scTopkCounts_t* counts, void* stream);
+/* The stream-ordered scTopkSelectFeedback (above). */
 scResult_t scTopkSelectFeedbackAsync(scTopkState_t state, const void* grad, const scTopkConfig_t* cfg, void* indices,
                                      void* values, size_t capacity, scTopkCounts_t* counts, void* stream);
 
+/* The method's name ("exact", "approx", ...), a static string; "unknown" for a value that is no method. */
 const char* scTopkMethodName(scTopkMethod_t method);
 
 #ifdef __cplusplus

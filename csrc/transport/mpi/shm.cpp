@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/env.h"
 #include "transport/mpi/util.h"
 
 namespace sc {
@@ -79,8 +80,8 @@ uint64_t spillLinesFor(int nodeRanks) {
 
 // A switch (SPARCOLL_MPI_SHM, SPARCOLL_MPI_CMA): 1 when unset; 0 for "0"
 // or "off", 1 for "1" or "on", -1 for anything else.
-int envSwitch(const char* name) {
-  const char* e = std::getenv(name);
+int envSwitch(env::Var var) {
+  const char* e = env::get(var);
   if (!e || !std::strcmp(e, "1") || !strcasecmp(e, "on")) return 1;
   if (!std::strcmp(e, "0") || !strcasecmp(e, "off")) return 0;
   return -1;
@@ -113,7 +114,7 @@ constexpr long kMaxMaxBytes = 16L << 20;
 // SPARCOLL_MPI_SHM_MAX_BYTES: bytes, with an optional K or M (1024,
 // 1048576), from 0 to 16M; -1 when unset, -2 for anything else.
 long envMaxBytes() {
-  const char* e = std::getenv("SPARCOLL_MPI_SHM_MAX_BYTES");
+  const char* e = env::get(env::Var::MpiShmMaxBytes);
   if (!e) return -1;
   char* end = nullptr;
   errno = 0;
@@ -166,14 +167,14 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   } freeNode{&node};
   // A bad setting turns the queues off for all, then fails this rank's
   // communicator (after the collective, so that no rank waits for it there).
-  const int setting = envSwitch("SPARCOLL_MPI_SHM"), cma = envSwitch("SPARCOLL_MPI_CMA");
+  const int setting = envSwitch(env::Var::MpiShm), cma = envSwitch(env::Var::MpiCma);
   const long maxSet = envMaxBytes();
   const bool on = allOf(comm, setting == 1 && cma >= 0 && maxSet != -2 && nodeSize > 1 && nodeSize <= kMaxNodeRanks);
-  SC_REQUIRE(setting >= 0, scInvalidArgument, "SPARCOLL_MPI_SHM='", std::getenv("SPARCOLL_MPI_SHM"), "' on rank ", rank,
+  SC_REQUIRE(setting >= 0, scInvalidArgument, "SPARCOLL_MPI_SHM='", env::get(env::Var::MpiShm), "' on rank ", rank,
              ": expected 0 or off (no shared-memory queues), 1 or on (the default)");
-  SC_REQUIRE(cma >= 0, scInvalidArgument, "SPARCOLL_MPI_CMA='", std::getenv("SPARCOLL_MPI_CMA"), "' on rank ", rank,
+  SC_REQUIRE(cma >= 0, scInvalidArgument, "SPARCOLL_MPI_CMA='", env::get(env::Var::MpiCma), "' on rank ", rank,
              ": expected 0 or off (larger messages on the node through MPI), 1 or on (single copy, the default)");
-  SC_REQUIRE(maxSet != -2, scInvalidArgument, "SPARCOLL_MPI_SHM_MAX_BYTES='", std::getenv("SPARCOLL_MPI_SHM_MAX_BYTES"),
+  SC_REQUIRE(maxSet != -2, scInvalidArgument, "SPARCOLL_MPI_SHM_MAX_BYTES='", env::get(env::Var::MpiShmMaxBytes),
              "' on rank ", rank,
              ": expected the largest message for the shared-memory queues, in bytes from 0 to 16M "
              "(K and M: 1024 and 1048576 bytes)");
