@@ -180,17 +180,17 @@ def test_model_campaign_gz(tmp_path):
     refit = {("allreduce", 2048, 0): {"ring": (1.0, 1.5), "recdbl": (2.0, 1.4)}}
     reports = {}
     for name, rows in (("plain", sites), ("refit", refit), ("packed", sites)):
-        camp = tmp_path / name
-        camp.mkdir()
+        camp = tmp_path / name / "camp"   # one name: the report names its campaign
+        camp.mkdir(parents=True)
         (camp / "shm-p2.json").write_text(json.dumps(fit))
         (camp / "shm-p2-check.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _validate_rows(2, rows)))
         if name == "packed":
             _gzip(camp / "shm-p2-check.jsonl")
-        reports[name] = _model_report(camp, tmp_path / f"{name}-report")
+        reports[name] = _model_report(camp, tmp_path / name / "report")
     assert reports["packed"] == reports["plain"] != reports["refit"]
-    camp = tmp_path / "packed"
+    camp = tmp_path / "packed" / "camp"
     (camp / "shm-p2-check.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _validate_rows(2, refit)))
-    assert _model_report(camp, tmp_path / "both-report") == reports["refit"]
+    assert _model_report(camp, tmp_path / "packed" / "both") == reports["refit"]
     # --launches reads compressed tuning and validation runs too.
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
