@@ -8,7 +8,7 @@ MPI_Allreduce measured.
   python bench/plot_topology.py BASE.jsonl BASE
 
 Needs matplotlib (the project's venv: scripts/python-env). Small files:
-dpi 72.
+dpi 72, a 256-colour palette.
 """
 
 import json
@@ -35,6 +35,18 @@ LABELS = {
     "auto": "auto",
     "mpi_allreduce": "MPI_Allreduce",
 }
+
+
+def palette(png):
+    """Re-encodes a PNG with a 256-colour palette, as bench/results/README.md keeps
+    plots (Pillow comes with matplotlib); left as it is without Pillow."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(png) as im:
+        small = im.convert("RGB").quantize(256)
+    small.save(png, optimize=True)
 
 
 def main(path, base):
@@ -67,12 +79,14 @@ def main(path, base):
         axes[0][0].set_ylabel("seconds per call (median)", fontsize=8)
         axes[0][0].plot([], [], "k--", lw=1, label="predicted (scEstimateTime)")
         axes[0][0].legend(fontsize=6.5, loc="upper left")
+        env = " ".join(f"{k}={v}" for k, v in header.get("env", {}).items())
         fig.suptitle("Allreduce on two switches, 1 Gbit/s uplink, 10 Gbit/s host links "
-                     "(virtual cluster: shaped veths, shared CPUs)", fontsize=8.5)
+                     "(virtual cluster: shaped veths, shared CPUs)" + (f"; {env}" if env else ""), fontsize=8.5)
         fig.tight_layout()
         out = f"{base}-{placement}.png"
         fig.savefig(out, dpi=72)
         plt.close(fig)
+        palette(out)
         written.append(out)
     print("plots: " + ", ".join(written))
 

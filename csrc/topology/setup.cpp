@@ -127,23 +127,43 @@ void judge(const std::vector<Wire>& all, const std::string& path) {
 
 // The cost model's view of the tree (model/model.h: Model::linkSecondsPerByte):
 // every step of a schedule as messages (from, to, share of the call's bytes);
-// a step takes as long as its most loaded link needs at the file's rate
-// (unshaped links are free), and the steps add up.
+// a step takes as long as the slowest of its most loaded link at the file's
+// rate (unshaped links are free), its busiest sender's bytes at the model's
+// beta, and all its bytes at beta_s (a medium every message crosses, such as
+// the shared cores of a virtual cluster's hosts), and the steps add up. The
+// alpha-beta formula (model/dense.cpp) takes beta and beta_s over the whole
+// call; per step they stand beside the links: a step bound by one waits for
+// it whatever the others allow.
 struct Msg {
   int from, to;
   double share;
 };
 
-double stepSeconds(const CommTopo& t, const std::vector<Msg>& step, std::vector<double>& load) {
-  std::fill(load.begin(), load.end(), 0.0);
-  for (const Msg& m : step)
-    for (const int l : t.tree->path(t.hostOf[size_t(m.from)], t.hostOf[size_t(m.to)])) load[size_t(l)] += m.share;
-  double worst = 0;
-  for (size_t l = 0; l < load.size(); ++l)
-    if (const double rate = t.tree->linkRate(int(l)); rate > 0 && load[l] > 0)
-      worst = std::max(worst, load[l] * 8 / rate);
-  return worst;
-}
+struct StepCost {
+  const CommTopo& t;
+  double beta, betaShared;   // the model's, at the band of the largest calls
+  std::vector<double> load;  // per directed link
+  std::vector<double> sent;  // per rank
+  StepCost(const CommTopo& t, int P, const model::Params& p)
+      : t(t), beta(p.beta), betaShared(p.betaShared), load(size_t(t.tree->nlinks())), sent(size_t(P)) {}
+
+  double seconds(const std::vector<Msg>& step) {
+    std::fill(load.begin(), load.end(), 0.0);
+    std::fill(sent.begin(), sent.end(), 0.0);
+    double all = 0;
+    for (const Msg& m : step) {
+      for (const int l : t.tree->path(t.hostOf[size_t(m.from)], t.hostOf[size_t(m.to)])) load[size_t(l)] += m.share;
+      sent[size_t(m.from)] += m.share;
+      all += m.share;
+    }
+    double worst = all * betaShared;
+    for (const double x : sent) worst = std::max(worst, x * beta);
+    for (size_t l = 0; l < load.size(); ++l)
+      if (const double rate = t.tree->linkRate(int(l)); rate > 0 && load[l] > 0)
+        worst = std::max(worst, load[l] * 8 / rate);
+    return worst;
+  }
+};
 
 // The butterflies' ranks as csrc/algo/fold.h numbers them, for any P: the
 // first r = P - p2 pairs fold (the even rank of each sends to the odd one
@@ -164,10 +184,10 @@ struct FoldRanks {
 // The fold's step (up: even to odd, the ranks' inputs) or the unfold's (odd
 // to even, the results), each message `share` of the call's bytes; 0 for a
 // power of two, which does not fold.
-double foldSeconds(const CommTopo& t, const FoldRanks& f, bool up, double share, std::vector<double>& load) {
+double foldSeconds(StepCost& cost, const FoldRanks& f, bool up, double share) {
   std::vector<Msg> step;
   for (int i = 0; i < f.r; ++i) step.push_back({up ? 2 * i : 2 * i + 1, up ? 2 * i + 1 : 2 * i, share});
-  return stepSeconds(t, step, load);
+  return cost.seconds(step);
 }
 
 void priceLinks(scComm& comm) {
@@ -176,11 +196,12 @@ void priceLinks(scComm& comm) {
   model::Model& m = comm.model;
   if (P < 2) return;
   m.links = true;
-  std::vector<double> load(size_t(t.tree->nlinks()));
+  // The link term matters for large calls: their band's beta and beta_s.
+  StepCost cost(t, P, m.paramsAt(m.level(), double(UINT64_MAX)));
   std::vector<Msg> step;
   // The ring in the communicator's order: every position to the next, 1/P each.
   for (int i = 0; i < P; ++i) step.push_back({t.order[size_t(i)], t.order[size_t((i + 1) % P)], 1.0 / P});
-  const double ring = stepSeconds(t, step, load);
+  const double ring = cost.seconds(step);
   m.linkSecondsPerByte[scCollAllReduce][scAlgoRing] = 2.0 * (P - 1) * ring;
   m.linkSecondsPerByte[scCollReduceScatter][scAlgoRing] = (P - 1) * ring;
   m.linkSecondsPerByte[scCollAllGather][scAlgoRing] = (P - 1) * ring;
@@ -197,23 +218,22 @@ void priceLinks(scComm& comm) {
   for (int d = f.p2 / 2; d >= 1; d /= 2) {
     step.clear();
     for (int nr = 0; nr < f.p2; ++nr) step.push_back({f.oldRank(nr), f.oldRank(nr ^ d), double(d) / f.p2});
-    halving += stepSeconds(t, step, load);
+    halving += cost.seconds(step);
     for (int nr = 0; nr < f.p2; ++nr) step[size_t(nr)].share = f.blocks((nr ^ d) & ~(d - 1), d);
-    rsHalving += stepSeconds(t, step, load);
+    rsHalving += cost.seconds(step);
     for (int nr = 0; nr < f.p2; ++nr) step[size_t(nr)].share = f.blocks(nr & ~(d - 1), d);
-    agDoubling += stepSeconds(t, step, load);
+    agDoubling += cost.seconds(step);
     for (Msg& x : step) x.share = 1;
-    whole += stepSeconds(t, step, load);
+    whole += cost.seconds(step);
   }
   // The fold moves whole vectors up and the unfold whole results down, except
   // the reduce-scatter's unfold (the even rank's block) and the allgather's
   // fold (its own block): 1/P.
-  const double foldWhole = foldSeconds(t, f, true, 1, load), unfoldWhole = foldSeconds(t, f, false, 1, load);
+  const double foldWhole = foldSeconds(cost, f, true, 1), unfoldWhole = foldSeconds(cost, f, false, 1);
   m.linkSecondsPerByte[scCollAllReduce][scAlgoRabenseifner] = foldWhole + 2 * halving + unfoldWhole;
   m.linkSecondsPerByte[scCollReduceScatter][scAlgoRabenseifner] =
-      foldWhole + rsHalving + foldSeconds(t, f, false, 1.0 / P, load);
-  m.linkSecondsPerByte[scCollAllGather][scAlgoRecDbl] =
-      foldSeconds(t, f, true, 1.0 / P, load) + agDoubling + unfoldWhole;
+      foldWhole + rsHalving + foldSeconds(cost, f, false, 1.0 / P);
+  m.linkSecondsPerByte[scCollAllGather][scAlgoRecDbl] = foldSeconds(cost, f, true, 1.0 / P) + agDoubling + unfoldWhole;
   m.linkSecondsPerByte[scCollAllReduce][scAlgoRecDbl] = foldWhole + whole + unfoldWhole;
   // Broadcast from root 0: the binomial tree's step of mask k sends from
   // every multiple of 2k to +k the whole buffer (binomial) or the receiver's
@@ -224,9 +244,9 @@ void priceLinks(scComm& comm) {
   for (int k = top / 2; k >= 1; k /= 2) {
     step.clear();
     for (int r = 0; r + k < P; r += 2 * k) step.push_back({r, r + k, 1.0});
-    binomial += stepSeconds(t, step, load);
+    binomial += cost.seconds(step);
     for (Msg& x : step) x.share = double(std::min(x.to + k, P) - x.to) / P;
-    scatter += stepSeconds(t, step, load);
+    scatter += cost.seconds(step);
   }
   m.linkSecondsPerByte[scCollBroadcast][scAlgoBinomial] = binomial;
   m.linkSecondsPerByte[scCollBroadcast][scAlgoScatterAllGather] = scatter + (P - 1) * ring;

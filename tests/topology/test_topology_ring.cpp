@@ -60,6 +60,50 @@ TEST(TopologyModel, EstimatesPriceTheMostLoadedLink) {
   std::remove(file.c_str());
 }
 
+// Each step of the tree costs at least its bytes at the model's beta_s (a
+// medium every message crosses: the shared cores of a virtual cluster), per
+// step beside its links. 4 ranks interleaved (a0 b0 a1 b1), alpha = beta =
+// gamma = 0, beta_s = 3 ns per byte, per byte of the vector:
+//   ring (order 0 2 1 3): each of 6 steps moves 1/4 from every rank, 1 vector
+//     in all (3 ns); its uplink 1/4 each way (2 ns): 18;
+//   rabenseifner: d = 2 inside the switches, 2 vectors in all (6 ns; host
+//     links 0.4 ns), d = 1 across, 1 vector (3 ns) but the uplink 1/2 each
+//     way (4 ns): 2 x (6 + 4) = 20;
+//   recdbl: d = 1 across, 4 vectors (12 ns), uplink 2 each way (16 ns); d = 2
+//     4 vectors (12 ns): 28.
+// Over the whole call ring and rabenseifner both send 6 vectors (18 ns at
+// beta_s), and their link sums are 12 and 8.8 ns: taken apart, the two terms
+// would tie them at 18.
+TEST(TopologyModel, SharedMediumPerStep) {
+  if (sctest::mode() != sctest::Mode::Local) GTEST_SKIP() << "local transport";
+  const std::string file = writeFile("shared.json", kTree);
+  const std::string hn = names(4);
+  ScopedEnv h("SPARCOLL_HOSTNAME", hn.c_str()), a("SPARCOLL_ALPHA", "0"), b("SPARCOLL_BETA", "0"),
+      g("SPARCOLL_GAMMA", "0"), bs("SPARCOLL_BETA_SHARED", "3e-9");
+  scConfig_t cfg = sctest::testConfig();
+  cfg.topologyFile = file.c_str();
+  sctest::run(
+      4,
+      [&](scComm_t comm, int r) {
+        if (r != 0) return;
+        const size_t count = size_t(1) << 20;
+        const double bytes = double(count) * 4;
+        const struct {
+          int algo;
+          double ns;
+        } wants[] = {{scAlgoRing, 18}, {scAlgoRabenseifner, 20}, {scAlgoRecDbl, 28}};
+        int pick = -1;
+        for (const auto& w : wants) {
+          double t = -1;
+          SC_OK(comm, scEstimateTime(comm, scCollAllReduce, w.algo, count, scFloat32, 0, &t, &pick));
+          EXPECT_NEAR(t, w.ns * 1e-9 * bytes, 1e-9 * t) << scAlgoName(scAlgo_t(w.algo));
+        }
+        EXPECT_EQ(pick, scAlgoRing);
+      },
+      &cfg);
+  std::remove(file.c_str());
+}
+
 }  // namespace
 
 namespace {

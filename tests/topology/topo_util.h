@@ -24,7 +24,7 @@ inline const char* const kTree = R"({"version": 1, "name": "two-switch-2x2",
             {"name": "b0", "switch": "sw1"}, {"name": "b1", "switch": "sw1"}]})";
 
 inline std::string writeFile(const std::string& name, const std::string& text) {
-  const std::string path = "/tmp/sparcoll-topology-test-" + std::to_string(::getpid()) + "-" + name;
+  std::string path = "/tmp/sparcoll-topology-test-" + std::to_string(::getpid()) + "-" + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -45,8 +45,8 @@ inline std::string names(int P) {
 // switches differ.
 inline void crossLinks(std::vector<uint64_t>& links, int x, int y, uint64_t bytes) {
   if (x == y) return;
-  links[size_t(2 * x)] += bytes;
-  links[size_t(2 * y + 1)] += bytes;
+  links[2 * size_t(x)] += bytes;
+  links[2 * size_t(y) + 1] += bytes;
   if ((x >= 2) != (y >= 2)) links[size_t(x >= 2 ? kUp : kDown)] += bytes;
 }
 
