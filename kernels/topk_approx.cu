@@ -379,21 +379,7 @@ Outcome approxDevice(const Params& p, const Buffers& b, const DeviceCall& call) 
   } else {
     perBucket = scratch.get<BucketCounts>(size_t(buckets));
   }
-  const ApproxArgs a{b.grad,
-                     b.residual,
-                     b.indices,
-                     b.values,
-                     p.n,
-                     p.k,
-                     p.bucket,
-                     p.capacity,
-                     p.seed,
-                     p.step,
-                     p.method == scTopkApproxAtMost,
-                     fixed,
-                     p.indexType == scTopkIndexU64,
-                     total,
-                     perBucket};
+  const ApproxArgs a = approxArgs(p, b, fixed, total, perBucket);
   dispatchFmt(p.dtype, [&](auto f) {
     using F = decltype(f);
     switch (tile) {

@@ -39,6 +39,25 @@ struct ApproxArgs {
   BucketCounts* perBucket;  // fixed output: per-bucket counts
 };
 
+// A call's launch arguments, for either design.
+inline ApproxArgs approxArgs(const Params& p, const Buffers& b, bool fixed, Count* total, BucketCounts* perBucket) {
+  return {b.grad,
+          b.residual,
+          b.indices,
+          b.values,
+          p.n,
+          p.k,
+          p.bucket,
+          p.capacity,
+          p.seed,
+          p.step,
+          p.method == scTopkApproxAtMost,
+          fixed,
+          p.indexType == scTopkIndexU64,
+          total,
+          perBucket};
+}
+
 // Selection flags of a thread's run of ITEMS consecutive elements whose first
 // global index is `first`, of which the first `valid` exist (valid may be <= 0).
 // Element i draws word i % 4 of Philox block i / 4 (philox.h): when the run

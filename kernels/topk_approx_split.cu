@@ -334,21 +334,7 @@ Outcome approxDeviceSplit(const Params& p, const Buffers& b, const DeviceCall& c
   const bool fixed = p.output == scTopkFixedPerBucket;
   BucketCounts* perBucket = fixed ? scratch.get<BucketCounts>(buckets) : nullptr;
   Count* total = nullptr;
-  ApproxArgs a{b.grad,
-               b.residual,
-               b.indices,
-               b.values,
-               p.n,
-               p.k,
-               p.bucket,
-               p.capacity,
-               p.seed,
-               p.step,
-               p.method == scTopkApproxAtMost,
-               fixed,
-               p.indexType == scTopkIndexU64,
-               nullptr,
-               perBucket};
+  ApproxArgs a = approxArgs(p, b, fixed, nullptr, perBucket);
   dispatchFmt(p.dtype, [&](auto f) {
     using F = decltype(f);
     if (p.bucket <= kWarpBucket) {

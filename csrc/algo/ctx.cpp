@@ -49,6 +49,7 @@ std::unique_ptr<Round> Ctx::postRaw(std::vector<P2POp>& ops) {
     if (o.kind == P2POp::Recv) {
       comm.stats.bytesRecv += o.bytes;
       comm.stats.msgsRecv++;
+      comm.stats.msgsReduced += o.fuse.be != nullptr;
       continue;
     }
     comm.stats.bytesSent += o.bytes;

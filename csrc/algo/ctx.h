@@ -90,6 +90,19 @@ class Ctx {
   }
   P2POp recv(int from, void* buf, size_t elems) const { return {P2POp::Recv, from, buf, from < 0 ? 0 : elems * esz}; }
 
+  // Whether a receive from `from` can be reduced on arrival (recvReduce): the
+  // transport reads the sender's buffer itself. A schedule that can use it
+  // needs no staging buffer and makes one pass over the data instead of two.
+  bool fusesReduce(int from) const { return from >= 0 && comm.transport->fusesReduce(from); }
+  // A receive of elems elements reduced into dst on arrival: dst = message op
+  // own (own op message when ownFirst), the order reduce() would take. Only
+  // where fusesReduce(from); dst must not overlap what the round sends.
+  P2POp recvReduce(int from, void* dst, const void* own, bool ownFirst, size_t elems) const {
+    P2POp o = recv(from, dst, elems);
+    o.fuse = {comm.backend.get(), own, dt, op, ownFirst};
+    return o;
+  }
+
   // dst = a op b over n elements.
   void reduce(void* dst, const void* a, const void* b, size_t n) {
     if (n) comm.backend->reduce(dst, a, b, n, dt, op, stream);

@@ -40,12 +40,19 @@ void halvingOnPieces(Ctx& c, const Fold& f, const void* mine, void* work, const 
   for (int d = f.p2 / 2, step = 0; d >= 1; d /= 2, ++step) {
     c.phase("recursive halving", step, f.stages());
     const HalvingStage h = halvingStage(f, pc, nr, lo, d);
-    char* theirs = c.scratch(Scratch::Peer, h.keepLen);
-    c.sendrecv(h.peer, c.at(cur, h.giveOff), h.giveLen, h.peer, theirs, h.keepLen);
     // Lower rank's data first, so every op (NaN-aware max/min too) combines the
-    // operands in one order whoever computes it.
-    if (h.lower) c.reduce(c.at(work, h.keepOff), c.at(cur, h.keepOff), theirs, h.keepLen);
-    else c.reduce(c.at(work, h.keepOff), theirs, c.at(cur, h.keepOff), h.keepLen);
+    // operands in one order whoever computes it. Where the transport reduces
+    // on arrival, the peer's half goes straight into work (the kept half,
+    // which the round does not send).
+    if (c.fusesReduce(h.peer)) {
+      c.exchange({c.send(h.peer, c.at(cur, h.giveOff), h.giveLen),
+                  c.recvReduce(h.peer, c.at(work, h.keepOff), c.at(cur, h.keepOff), h.lower, h.keepLen)});
+    } else {
+      char* theirs = c.scratch(Scratch::Peer, h.keepLen);
+      c.sendrecv(h.peer, c.at(cur, h.giveOff), h.giveLen, h.peer, theirs, h.keepLen);
+      if (h.lower) c.reduce(c.at(work, h.keepOff), c.at(cur, h.keepOff), theirs, h.keepLen);
+      else c.reduce(c.at(work, h.keepOff), theirs, c.at(cur, h.keepOff), h.keepLen);
+    }
     cur = work;
     lo = h.keepLo;
   }

@@ -20,10 +20,14 @@ void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L) {
   // No slice is longer than the largest block (block 0): the scratch then
   // follows the message, not a large pipelineBytes (up to 1 GiB per slice).
   const size_t S = std::min(c.sliceElems(), std::max<size_t>(1, L.len(0)));
-  char* tmp[2] = {c.scratch(Scratch::RingSlice0, S), c.scratch(Scratch::RingSlice1, S)};
+  // Where the transport reduces a slice as it arrives, no staging slices.
+  const bool fused = c.fusesReduce(left);
+  char* tmp[2] = {};
+  if (!fused) tmp[0] = c.scratch(Scratch::RingSlice0, S), tmp[1] = c.scratch(Scratch::RingSlice1, S);
   // Step s: send the block of position p-s-1 (partial sum), receive that of
   // p-s-2 and add our own contribution; after P-1 steps the block of position
-  // p (this rank's) has passed every rank.
+  // p (this rank's) has passed every rank. The received slice comes first in
+  // the reduction, fused or not.
   for (int s = 0; s < P - 1; ++s) {
     c.phase("ring reduce-scatter", s, P - 1);
     const size_t sb = size_t(c.ringRank(p - s - 1)), rb = size_t(c.ringRank(p - s - 2));
@@ -32,15 +36,17 @@ void ringReduceScatter(Ctx& c, const void* src, void* work, const Blocks& L) {
     const size_t nslices = std::max((slen + S - 1) / S, (rlen + S - 1) / S);
     auto sliceLen = [&](size_t len, size_t k) { return k * S < len ? std::min(S, len - k * S) : 0; };
     auto postSlice = [&](size_t k) {
+      const size_t off = L.off(rb) + k * S, n = sliceLen(rlen, k);
       return c.post(
-          {c.send(right, sendBase + k * S * c.esz, sliceLen(slen, k)), c.recv(left, tmp[k % 2], sliceLen(rlen, k))});
+          {c.send(right, sendBase + k * S * c.esz, sliceLen(slen, k)),
+           fused ? c.recvReduce(left, c.at(work, off), c.at(src, off), false, n) : c.recv(left, tmp[k % 2], n)});
     };
     auto pending = nslices ? postSlice(0) : nullptr;
     for (size_t k = 0; k < nslices; ++k) {
       pending->wait(c.dl);
       pending = k + 1 < nslices ? postSlice(k + 1) : nullptr;
       const size_t off = L.off(rb) + k * S;
-      c.reduce(c.at(work, off), tmp[k % 2], c.at(src, off), sliceLen(rlen, k));
+      if (!fused) c.reduce(c.at(work, off), tmp[k % 2], c.at(src, off), sliceLen(rlen, k));
     }
   }
 }

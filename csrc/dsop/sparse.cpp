@@ -22,22 +22,23 @@ namespace sc::dsop {
 void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t algo, void* stream) {
   Ctx v(comm, in, scSum, stream), g(comm, outputType(in), scSum, stream), u(comm, scUint64, scSum, stream);
   const int P = comm.size(), r = comm.rank();
+  const size_t Pn = size_t(P);
   Backend& be = *comm.backend;
 
   // 1. counts, read back to size the buffers.
-  uint64_t* cnt = reinterpret_cast<uint64_t*>(u.scratch(Scratch::DsopCounts, 2 * P));
+  uint64_t* cnt = reinterpret_cast<uint64_t*>(u.scratch(Scratch::DsopCounts, 2 * Pn));
   const uint64_t mine[2] = {s.aNnz, s.bNnz};
-  be.copy(cnt + 2 * r, mine, sizeof mine, stream);
+  be.copy(cnt + 2 * size_t(r), mine, sizeof mine, stream);
   allGatherVectors(u, cnt, 2);
-  std::vector<uint64_t> counts(2 * P);
+  std::vector<uint64_t> counts(2 * Pn);
   // Wait (bounded) before the copy: a device-to-host copy into pageable memory
   // blocks the host until the stream's earlier work is done, without a
   // deadline, and that work waits on the peers.
   comm.hostSync(stream, u.dl);
-  be.copy(counts.data(), cnt, 2 * P * sizeof(uint64_t), stream);
+  be.copy(counts.data(), cnt, 2 * Pn * sizeof(uint64_t), stream);
   comm.hostSync(stream, u.dl);
   std::vector<size_t> aOff(P + 1, 0), bOff(P + 1, 0);
-  for (int q = 0; q < P; ++q) {
+  for (size_t q = 0; q < Pn; ++q) {
     SC_REQUIRE(counts[2 * q] <= s.n && counts[2 * q + 1] <= s.m, scRemoteError, "rank ", q, " reports ", counts[2 * q],
                " + ", counts[2 * q + 1], " non-zeros for n = ", s.n, ", m = ", s.m,
                " (do all ranks pass the same n and m?)");
@@ -60,10 +61,10 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
     ops.push_back(v.send(to, s.aVal, s.aNnz));
     ops.push_back(u.send(to, s.bIdx, s.bNnz));
     ops.push_back(v.send(to, s.bVal, s.bNnz));
-    ops.push_back(u.recv(from, AI + aOff[from], counts[2 * from]));
-    ops.push_back(v.recv(from, v.at(AV, aOff[from]), counts[2 * from]));
-    ops.push_back(u.recv(from, BI + bOff[from], counts[2 * from + 1]));
-    ops.push_back(v.recv(from, v.at(BV, bOff[from]), counts[2 * from + 1]));
+    ops.push_back(u.recv(from, AI + aOff[from], counts[2 * size_t(from)]));
+    ops.push_back(v.recv(from, v.at(AV, aOff[from]), counts[2 * size_t(from)]));
+    ops.push_back(u.recv(from, BI + bOff[from], counts[2 * size_t(from) + 1]));
+    ops.push_back(v.recv(from, v.at(BV, bOff[from]), counts[2 * size_t(from) + 1]));
   });
 
   // 3. the supports and the compressed dense vectors (P x |R| and P x |C|).
@@ -74,7 +75,7 @@ void runSparse(scComm& comm, scDataType_t in, const SparseInput& s, scDsopAlgo_t
   char* Ad = v.scratch(Scratch::DsopDense, P * (nR + nC));
   char* Bd = v.at(Ad, P * nR);
   be.zero(Ad, P * (nR + nC) * v.esz, stream);
-  for (int q = 0; q < P; ++q) {
+  for (size_t q = 0; q < Pn; ++q) {
     densify(comm, Rset, nR, AI + aOff[q], v.at(AV, aOff[q]), counts[2 * q], v.at(Ad, q * nR), v.esz, stream);
     densify(comm, Cset, nC, BI + bOff[q], v.at(BV, bOff[q]), counts[2 * q + 1], v.at(Bd, q * nC), v.esz, stream);
   }

@@ -82,7 +82,8 @@ double popcountSum(int P) {
   double s = 0;
   for (int b = 0; b < 31 && (int64_t(1) << b) < P; ++b) {
     const int64_t period = int64_t(1) << (b + 1), half = int64_t(1) << b;
-    s += double((int64_t(P) / period) * half + std::max<int64_t>(0, int64_t(P) % period - half));
+    const int64_t periods = int64_t(P) / period;  // whole periods: integer division meant
+    s += double(periods * half + std::max<int64_t>(0, int64_t(P) % period - half));
   }
   return s;
 }

@@ -1,5 +1,6 @@
 #include "neighbor/meta.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "algo/dense.h"
@@ -54,7 +55,7 @@ std::vector<uint64_t> Meta::allGather(uint64_t mine) {
 std::vector<uint64_t> Meta::reduceScatterSum(const std::vector<uint64_t>& v, size_t per) {
   std::vector<uint64_t> mine(per, 0);
   if (size == 1) {
-    std::copy(v.begin(), v.begin() + per, mine.begin());
+    std::copy_n(v.begin(), per, mine.begin());
     return mine;
   }
   staged(v.data(), v.size() * 8, mine.data(), per * 8, [&](const void* in, void* out) {
@@ -88,7 +89,7 @@ void Meta::exchange(const std::vector<Msg>& sends, std::vector<Msg>& recvs) {
   });
   size_t off = 0;
   for (Msg& m : recvs) {
-    std::copy(out.begin() + off, out.begin() + off + m.words.size(), m.words.begin());
+    std::copy_n(out.begin() + std::ptrdiff_t(off), m.words.size(), m.words.begin());
     off += m.words.size();
   }
 }

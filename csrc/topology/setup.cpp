@@ -22,7 +22,7 @@ namespace sc::topo {
 
 std::string machineName(int rank, int P) {
   if (const char* v = env::get(env::Var::Hostname)) {
-    const std::string s = v;
+    std::string s = v;
     if (s.find(',') == std::string::npos) return s;
     std::vector<std::string> parts;
     size_t b = 0;

@@ -18,11 +18,27 @@ namespace sc {
 // Where a communicator's buffers live.
 enum class Mem { Host, Device };
 
+class Backend;
+
+// A receive whose message is reduced on arrival instead of stored: buf =
+// message op own (own op message when ownFirst), elementwise over
+// bytes / dtypeSize(dt) elements, by `be` on the round's stream. No staging
+// buffer and no second pass over the data. Set only where the transport
+// says it can (Transport::fusesReduce); be == nullptr: a plain receive.
+struct FusedReduce {
+  Backend* be = nullptr;
+  const void* own = nullptr;
+  scDataType_t dt = scFloat32;
+  scRedOp_t op = scSum;
+  bool ownFirst = false;
+};
+
 struct P2POp {
   enum Kind { Send, Recv } kind;
   int peer;
   void* buf;  // const for sends; kept non-const so one struct serves both
   size_t bytes;
+  FusedReduce fuse{};  // receives only
 };
 
 // A posted round. wait() completes it: for host transports the data has
@@ -65,6 +81,12 @@ class Transport {
   void countEventCreated() {
     if (stats_) ++stats_->eventsCreated;
   }
+
+  // Whether receives from `peer` may carry a FusedReduce: the transport
+  // reads the sender's buffer itself (in-process ranks on host memory, or on
+  // one device), so it can reduce straight out of it. The buffer a fused
+  // receive writes must not overlap what its round sends.
+  virtual bool fusesReduce(int /*peer*/) const { return false; }
 
   // Null where there is nothing to wait for (a transport may return it for
   // a round without messages).

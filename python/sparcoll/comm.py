@@ -211,7 +211,9 @@ class Communicator(_SparseMixin, _DsopMixin, _NeighborMixin, _AsyncMixin):
         "host_syncs" (waits of the host for the device), "events_created" (CUDA events; pooled,
         so none once the pool holds the few a call has in flight) and "scratch_allocs" (scratch buffers
         grown; kept, so 0 likewise); "max_link_bytes": with a topology file, the bytes this rank's
-        sends put on the tree link they load most. Native calls are not counted."""
+        sends put on the tree link they load most; "msgs_reduced": the received messages that were
+        reduced as they arrived (in-process ranks on host memory or one GPU: no staging buffer).
+        Native calls are not counted."""
         return self._h.stats()
 
     def reset_stats(self) -> None:

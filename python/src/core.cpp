@@ -103,6 +103,7 @@ py::dict stats(Comm& c) {
   d["events_created"] = s.eventsCreated;
   d["scratch_allocs"] = s.scratchAllocs;
   d["max_link_bytes"] = s.maxLinkBytes;
+  d["msgs_reduced"] = s.msgsReduced;
   return d;
 }
 

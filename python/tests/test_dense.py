@@ -145,7 +145,7 @@ def test_stats_ring_traffic(P):
         assert c.stats() == {"bytes_sent": 0, "bytes_recv": 0, "msgs_sent": 0, "msgs_recv": 0,
                              "inter_node_bytes_sent": 0, "inter_node_msgs_sent": 0, "host_reads": 0,
                              "rounds": 0, "rendezvous": 0, "host_syncs": 0, "events_created": 0,
-                             "scratch_allocs": 0, "max_link_bytes": 0}
+                             "scratch_allocs": 0, "max_link_bytes": 0, "msgs_reduced": 0}
         c.allreduce(rank_data(c.rank, n, "float32"), algo="ring")
         s = c.stats()
         c.reset_stats()
@@ -157,6 +157,9 @@ def test_stats_ring_traffic(P):
         assert s["rounds"] == 2 * (P - 1)  # 1200 elements a block: one slice per step
         assert s["rendezvous"] == s["msgs_sent"] + s["msgs_recv"]
         assert s["host_syncs"] == s["events_created"] == 0
+        # In-process ranks on host memory: each reduce-scatter step's slice is
+        # reduced as it arrives, with no staging slices to allocate.
+        assert s["msgs_reduced"] == P - 1 and s["scratch_allocs"] == 0
         assert after["bytes_sent"] == 0
 
 

@@ -125,7 +125,25 @@ scStats_t since(const scStats_t& a, const scStats_t& b) {
           b.rendezvous - a.rendezvous,
           b.hostSyncs - a.hostSyncs,
           b.eventsCreated - a.eventsCreated,
-          b.scratchAllocs - a.scratchAllocs};
+          b.scratchAllocs - a.scratchAllocs,
+          b.maxLinkBytes - a.maxLinkBytes,
+          b.msgsReduced - a.msgsReduced};
+}
+
+// Messages the local transport reduces as they arrive (scStats_t.msgsReduced):
+// every receive of the ring's reduce-scatter steps and of recursive halving
+// (Rabenseifner; the fold's pairs sit out of it); none elsewhere. On the mpi
+// transport none.
+uint64_t reducedMsgs(const Shape& s, int P, int rank) {
+  if (sctest::mode() == sctest::Mode::Mpi) return 0;
+  const std::string n = s.name;
+  if (s.algo == scAlgoRing && n == "allreduce") return uint64_t(s.rounds(P, rank) - (P - 1));
+  if (s.algo == scAlgoRing && n == "reduce_scatter") return uint64_t(s.rounds(P, rank));
+  if (s.algo == scAlgoRabenseifner) {
+    const int p2 = 1 << log2i(P), r = P - p2;
+    return rank < 2 * r && rank % 2 == 0 ? 0 : uint64_t(log2i(p2));
+  }
+  return 0;
 }
 
 // Calls of `s` on P ranks; per rank, the counts of the first call and of the
@@ -172,6 +190,7 @@ TEST(Structure, RoundsFollowTheSchedulesAndEachMessageIsOneHandshake) {
         const scStats_t& x = c.first[size_t(r)];
         SCOPED_TRACE(what(s, P) + " rank " + std::to_string(r));
         EXPECT_EQ(x.rounds, uint64_t(s.rounds(P, r)));
+        EXPECT_EQ(x.msgsReduced, reducedMsgs(s, P, r));
         EXPECT_EQ(x.rendezvous, x.msgsSent + x.msgsRecv);
         EXPECT_EQ(x.hostSyncs, 0u);
         EXPECT_EQ(x.hostReads, 0u);
@@ -195,6 +214,7 @@ TEST(Structure, DeviceCallsHaveTheHostStructureNoHostSyncAndPooledEvents) {
         EXPECT_EQ(y.msgsRecv, x.msgsRecv);
         EXPECT_EQ(y.bytesSent, x.bytesSent);
         EXPECT_EQ(y.rendezvous, x.rendezvous);
+        EXPECT_EQ(y.msgsReduced, x.msgsReduced);  // the ranks share one device
         EXPECT_EQ(y.hostSyncs, 0u);
         EXPECT_EQ(z.hostSyncs, 0u);
         EXPECT_EQ(z.scratchAllocs, 0u);
@@ -216,8 +236,10 @@ TEST(Structure, DeviceCallsHaveTheHostStructureNoHostSyncAndPooledEvents) {
 // The local transport's protocol on device buffers, counted: per round one
 // record of the rank's point; per received message one record of the copy's
 // end, two waits of the copy stream (the receiver's point, the sender's) and
-// one of the receiver's stream; per sent message one wait of the sender's
-// stream for the copy. Nothing is left behind.
+// one of the receiver's stream; per message reduced as it arrived one wait of
+// the receiver's stream (the sender's point) for its reduction, no copy, and
+// one record of its end; per sent message one wait of the sender's stream
+// for the copy or reduction. Nothing is left behind.
 TEST(Structure, DeviceRoundsRecordAndWaitAsTheProtocolSays) {
   if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "simulated devices are local ranks";
   const int P = 4;
@@ -225,17 +247,18 @@ TEST(Structure, DeviceRoundsRecordAndWaitAsTheProtocolSays) {
     SCOPED_TRACE(what(s, P));
     const int64_t rec0 = simdev::records(), wait0 = simdev::waits(), copy0 = simdev::copies();
     const Counts d = measure(s, P, true);
-    uint64_t rounds = 0, recvs = 0, sends = 0;
+    uint64_t rounds = 0, recvs = 0, reduced = 0, sends = 0;
     for (const std::vector<scStats_t>* v : {&d.first, &d.second})
       for (const scStats_t& x : *v) {
         rounds += x.rounds;
         recvs += x.msgsRecv;
+        reduced += x.msgsReduced;
         sends += x.msgsSent;
       }
     EXPECT_EQ(uint64_t(simdev::records() - rec0), rounds + recvs);
     EXPECT_GT(recvs, 0u);
-    EXPECT_EQ(uint64_t(simdev::waits() - wait0), 3 * recvs + sends);
-    EXPECT_EQ(uint64_t(simdev::copies() - copy0), recvs);
+    EXPECT_EQ(uint64_t(simdev::waits() - wait0), 3 * (recvs - reduced) + reduced + sends);
+    EXPECT_EQ(uint64_t(simdev::copies() - copy0), recvs - reduced);
     EXPECT_EQ(simdev::liveEvents(), 0);  // the pools went with their communicators
     EXPECT_EQ(simdev::liveStreams(), 0);
   }

@@ -229,6 +229,11 @@ typedef struct {
    * host cross none). The maximum over links of the sum over ranks needs
    * every rank's counts: scCommGetLinkTraffic. 0 without a topology. */
   uint64_t maxLinkBytes;
+  /* The part of msgsRecv reduced as it arrived: the local transport reads the
+   * sender's buffer (host memory, or ranks on one device) and adds it
+   * straight into the destination, with no staging buffer and no second pass
+   * (the ring's reduce-scatter, recursive halving). 0 on mpi and nccl. */
+  uint64_t msgsReduced;
 } scStats_t;
 
 /* A static string naming the result code ("invalid argument", ...); never NULL. */

@@ -146,8 +146,8 @@ void agree(const void* mpiComm, const Config* cfg, const Error* failure, double 
                    "scCommInitMpi's agreement on the configuration (MPI_Iallgather)", &pending, MPI_COMM_NULL, 0);
   } catch (...) {
     if (pending) {
-      mine.release();
-      all.release();
+      (void)mine.release();  // leaked on purpose: MPI may still write them
+      (void)all.release();
     }
     throw;
   }

@@ -246,8 +246,8 @@ class MpiRound final : public Round {
       MPI_Status st;
       // A receive waits while an earlier one from its peer waits, or a
       // message arriving meanwhile would match the later receive first.
-      const bool peerWaits =
-          std::any_of(probing_.begin(), probing_.begin() + keep, [&](const Msg& w) { return w.peer == m.peer; });
+      const bool peerWaits = std::any_of(probing_.begin(), probing_.begin() + std::ptrdiff_t(keep),
+                                         [&](const Msg& w) { return w.peer == m.peer; });
       if (!peerWaits) mpiCheck(MPI_Improbe(m.peer, tagProbed_, l_.comm, &flag, &msg, &st), "MPI_Improbe");
       if (!flag) {
         probing_[keep++] = m;
@@ -422,9 +422,13 @@ class MpiRound final : public Round {
     }
     if (!stagedLeft) return true;
     static std::mutex m;
-    static auto* kept = new std::vector<std::unique_ptr<MpiRoundState>>;
-    std::lock_guard<std::mutex> lk(m);
-    kept->push_back(std::move(s_));
+    try {
+      static auto* kept = new std::vector<std::unique_ptr<MpiRoundState>>;
+      std::lock_guard<std::mutex> lk(m);
+      kept->push_back(std::move(s_));
+    } catch (...) {  // no memory to keep it in: leaked, as MPI may still write it
+      (void)s_.release();
+    }
     return false;
   }
 

@@ -94,7 +94,7 @@ class MpiTransport final : public Transport {
     if (!sent) {
       for (auto& r : notices_)
         if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-      notice_.release();
+      (void)notice_.release();  // left to MPI with the notices
     }
     if (!collectivePending_) MPI_Comm_free(&comm_);
     MPI_Comm_free(&ctl_);

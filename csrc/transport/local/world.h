@@ -1,0 +1,143 @@
+// The state the in-process ranks of one local world share: the mailboxes of
+// published sends, what each rank is doing (for a timeout's culprit), the
+// first abort, the native collectives' tables and the shrinks. Guarded by
+// World::m; used by transport/local/transport.cpp only.
+#pragma once
+
+#include <sched.h>
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/error.h"
+#include "transport/event_pool.h"
+
+namespace sc::local {
+
+struct SendRec {
+  const void* buf;
+  size_t bytes;
+  uint64_t seq;                // the sender's call
+  uint32_t sig;                // its signature's hash
+  int peer;                    // the receiver
+  int device = -1;             // device buffers: the sender's device
+  void* readyEvent = nullptr;  // device: sender's stream reached the send (its round's)
+  void* doneEvent = nullptr;   // device: receiver's copy finished (from the receiver's pool)
+  std::shared_ptr<EventPool> donePool;
+  bool taken = false, done = false;
+  // Last owner gone and doneEvent not given back: the sender's stream never
+  // waits for it (an error path).
+  ~SendRec() {
+    if (donePool) donePool->put(doneEvent);
+  }
+};
+
+// What a rank's native call is: every rank publishes it, and all compare.
+struct NativeSig {
+  int kind = -1;  // 0 allreduce, 1 reduce-scatter, 2 allgather, 3 broadcast
+  size_t count = 0;
+  scDataType_t dt = scFloat32;
+  scRedOp_t op = scSum;
+  uint64_t seq = 0;
+  int root = 0;  // broadcast
+  bool operator==(const NativeSig& o) const {
+    return kind == o.kind && count == o.count && dt == o.dt && op == o.op && seq == o.seq && root == o.root;
+  }
+};
+
+struct World {
+  World(int p, std::vector<int> devices) : P(p), device(std::move(devices)) {}
+  const int P;
+  const std::vector<int> device;  // each rank's CUDA device, -1: host memory
+  std::mutex m;
+  std::condition_variable cv;
+  // The mailboxes, [src * P + dst], made on first use: a full table of P²
+  // queues would cost gigabytes at thousands of ranks, where schedules use
+  // O(P log P) pairs.
+  std::unordered_map<uint64_t, std::deque<std::shared_ptr<SendRec>>> chan;
+  std::deque<std::shared_ptr<SendRec>>& queue(int src, int dst) { return chan[uint64_t(src) * P + dst]; }
+  uint64_t barrierArrived = 0;  // counts arrivals over all barriers
+  // What each rank is doing, for the culprit of a timeout: the last call it
+  // posted a round of, and the rank it waits for (-1: none, -2: a barrier).
+  struct State {
+    uint64_t seq = 0;
+    int waitingFor = -1;
+  };
+  std::vector<State> state = std::vector<State>(size_t(P));
+  // Who holds up `me`, which waits for `peer` in call `seq`: the chain of
+  // waits from peer on, to the rank at its end, which is not waiting (stopped,
+  // or busy outside sparcoll) or is behind in its calls. Under the lock.
+  std::string culprit(int me, int peer, uint64_t seq) const {
+    std::string t;
+    std::vector<bool> seen(size_t(P), false);
+    seen[size_t(me)] = true;
+    for (int q = peer; q >= 0 && q < P; q = state[size_t(q)].waitingFor) {
+      const State& s = state[size_t(q)];
+      if (s.seq < seq)
+        return t + cat("; rank ", q, " has not reached call #", seq, " (its last call: #", s.seq,
+                       "): it is the likely culprit (stopped, or busy outside sparcoll)");
+      if (seen[size_t(q)]) return t + cat("; rank ", q, " waits in a cycle (ranks made different calls?)");
+      seen[size_t(q)] = true;
+      if (s.waitingFor == -1)
+        return t + (q == peer ? std::string() : cat("; rank ", q, " is not waiting: it is the likely culprit"));
+      if (s.waitingFor == -2) return t + cat("; rank ", q, " waits in a barrier");
+      t += cat("; rank ", q, " is waiting for rank ", s.waitingFor);
+    }
+    return t;
+  }
+  // The first rank that aborted its communicator, and why: every wait of the
+  // other ranks ends with scRemoteError naming it.
+  int abortedBy = -1;
+  std::string abortReason;
+  bool abortedElsewhere(int me) const { return abortedBy >= 0 && abortedBy != me; }
+  void throwIfAbortedElsewhere(int me) const {
+    if (abortedElsewhere(me)) SC_THROW(scRemoteError, "rank ", abortedBy, " aborted the communicator: ", abortReason);
+  }
+  // Native collectives: each rank publishes its buffers and its call.
+  std::vector<const void*> nativeSend, nativeRecv;
+  std::vector<NativeSig> nativeSig;
+  // scCommShrink: the k-th shrink of each rank meets the k-th of the others.
+  // The first to arrive makes the new world; it is complete when every rank
+  // not excluded has arrived.
+  struct Shrink {
+    std::map<int, std::vector<int>> lists;  // rank -> the ranks it excludes
+    std::shared_ptr<World> next;
+    size_t left = 0;  // ranks that took `next`
+  };
+  std::map<uint64_t, Shrink> shrinks;
+
+  // Waits under lk until pred() holds or the deadline passes; returns pred().
+  // It first hands the core over a bounded number of times (sched_yield,
+  // re-checking in between), then sleeps on the condition variable. Ranks are
+  // threads, often more than cores: the peer that must act next usually
+  // needs this core, and a yield gives it at once, where a futex sleep and
+  // wake-up costs tens to hundreds of microseconds per step under
+  // oversubscription. When nothing else is runnable the yields return at once
+  // and the wait soon sleeps.
+  template <class Pred>
+  bool waitUntil(std::unique_lock<std::mutex>& lk, const Deadline& dl, Pred pred) {
+    for (int i = 0; i < kYields && !pred() && !dl.expired(); ++i) {
+      lk.unlock();
+      sched_yield();
+      lk.lock();
+    }
+    if (pred()) return true;  // a call's deadline: no clock read when it need not wait
+    // Slept in slices, so that an interrupt (scCommInterrupt, the interrupt
+    // check) ends the wait within kInterruptPeriod.
+    for (;;) {
+      const Clock::time_point now = Clock::now();
+      if (dl.passedAt(now)) return pred();
+      if (cv.wait_until(lk, std::min(dl.at(), now + kInterruptPeriod), pred)) return true;
+    }
+  }
+  static constexpr int kYields = 2000;
+};
+
+}  // namespace sc::local
