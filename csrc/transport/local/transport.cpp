@@ -308,15 +308,15 @@ void LocalRound::wait(const Deadline& dl) {
     if (match && r.bytes && r.fuse.be) {
       // Reduced straight out of the sender's buffer (Transport::fusesReduce).
       const FusedReduce& f = r.fuse;
-      const void* msg = rec->buf;
+      const void *a = f.ownFirst ? f.own : rec->buf, *b = f.ownFirst ? rec->buf : f.own;
       const size_t n = r.bytes / dtypeSize(f.dt);
       if (dev >= 0) {
         localdev::streamWait(dev, stream_, rec->readyEvent);
-        f.be->reduce(r.buf, f.ownFirst ? f.own : msg, f.ownFirst ? msg : f.own, n, f.dt, f.op, stream_);
+        f.be->reduce(r.buf, a, b, n, f.dt, f.op, stream_);
         rec->doneEvent = t_.events()->record(stream_, t_);
         rec->donePool = t_.events();
       } else {
-        f.be->reduce(r.buf, f.ownFirst ? f.own : msg, f.ownFirst ? msg : f.own, n, f.dt, f.op, nullptr);
+        f.be->reduce(r.buf, a, b, n, f.dt, f.op, nullptr);
       }
     } else if (match && r.bytes) {
       if (dev >= 0) {
@@ -410,7 +410,7 @@ std::vector<std::unique_ptr<scComm>> makeLocalComms(int nranks, const int* devic
   auto world = std::make_shared<World>(nranks, devs);
   std::vector<std::unique_ptr<scComm>> comms;
   for (int r = 0; r < nranks; ++r) {
-    const int dev = devices ? devices[r] : -1;
+    const int dev = devs[size_t(r)];
     SC_ARG(!devices || dev >= 0, "devices[", r, "] = ", dev, " is not a CUDA device index");
     auto backend = dev >= 0 ? makeCudaBackend(dev) : makeCpuBackend();
     Config c = cfg;
