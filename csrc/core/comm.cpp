@@ -23,10 +23,9 @@ namespace {
 double envDouble(env::Var var, double dflt) {
   const char* v = env::get(var);
   if (!v) return dflt;
-  const char* name = env::name(var);
   char* end = nullptr;
   double d = std::strtod(v, &end);
-  SC_ARG(end && *end == '\0', "environment variable ", name, "='", v, "' is not a number");
+  SC_ARG(end && *end == '\0', "environment variable ", env::setting(var), " is not a number");
   return d;
 }
 
@@ -35,8 +34,7 @@ double envParam(env::Var var) {
   const char* v = env::get(var);
   if (!v) return NAN;
   const double d = envDouble(var, 0);
-  SC_ARG(std::isfinite(d) && d >= 0, "environment variable ", env::name(var), "='", v,
-         "' must be a finite number >= 0");
+  SC_ARG(std::isfinite(d) && d >= 0, "environment variable ", env::setting(var), " must be a finite number >= 0");
   return d;
 }
 
@@ -54,16 +52,16 @@ void checkPipelineBytes(size_t b, const char* what) {
 // SPARCOLL_PIPELINE_BYTES: decimal digits only. strtod took "-1" (and then
 // size_t(-1.0) is undefined) and "1.5"; a byte count has neither.
 size_t envPipelineBytes(const char* v) {
-  constexpr const char* kVar = "SPARCOLL_PIPELINE_BYTES";
+  constexpr env::Var kVar = env::Var::PipelineBytes;
   size_t n = 0;
   for (const char* p = v; *p; ++p) {
-    SC_ARG(*p >= '0' && *p <= '9', "environment variable ", kVar, "='", v,
-           "' is not a byte count (a non-negative integer)");
+    SC_ARG(*p >= '0' && *p <= '9', "environment variable ", env::setting(kVar),
+           " is not a byte count (a non-negative integer)");
     const size_t digit = size_t(*p - '0');
-    SC_ARG(n <= (SIZE_MAX - digit) / 10, "environment variable ", kVar, "='", v, "' overflows size_t");
+    SC_ARG(n <= (SIZE_MAX - digit) / 10, "environment variable ", env::setting(kVar), " overflows size_t");
     n = n * 10 + digit;
   }
-  checkPipelineBytes(n, kVar);
+  checkPipelineBytes(n, env::name(kVar));
   return n;
 }
 
@@ -71,8 +69,8 @@ size_t envPipelineBytes(const char* v) {
 
 double timeoutFromEnv() {
   const double t = envDouble(env::Var::Timeout, 300.0);
-  SC_ARG(t > 0, "environment variable SPARCOLL_TIMEOUT='", env::get(env::Var::Timeout),
-         "' must be a positive number of seconds (inf: no deadline)");
+  SC_ARG(t > 0, "environment variable ", env::setting(env::Var::Timeout),
+         " must be a positive number of seconds (inf: no deadline)");
   return t;
 }
 
@@ -125,7 +123,8 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
     }
     SC_ARG(in->algo >= 0 && in->algo < scNumAlgos, "unknown algorithm ", int(in->algo), " in scConfig_t");
     c.device = in->device;
-    SC_ARG(!std::isnan(in->timeoutSeconds), "scConfig_t.timeoutSeconds is NaN (0: SPARCOLL_TIMEOUT or 300 s)");
+    SC_ARG(!std::isnan(in->timeoutSeconds), "scConfig_t.timeoutSeconds is NaN (0: ", env::name(env::Var::Timeout),
+           " or 300 s)");
     if (in->timeoutSeconds > 0) c.timeout = in->timeoutSeconds;
     else c.timeout = timeoutFromEnv();
     c.algo = in->algo;
@@ -135,7 +134,7 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
     c.timeout = timeoutFromEnv();
   }
   if (const char* a = env::get(env::Var::Algo)) {
-    SC_ARG(parseAlgo(a, &c.algo), "SPARCOLL_ALGO='", a, "' is not one of ", algoNameList());
+    SC_ARG(parseAlgo(a, &c.algo), env::setting(env::Var::Algo), " is not one of ", algoNameList());
   }
   if (check == scCheckDefault) {
     check = scCheckNative;
@@ -144,27 +143,27 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
       if (s == "0" || s == "off") check = scCheckOff;
       else if (s == "1" || s == "all") check = scCheckAll;
       else if (s == "native") check = scCheckNative;
-      else SC_THROW(scInvalidArgument, "SPARCOLL_CHECK='", v, "' is not one of 0 (off), 1 (all), native");
+      else SC_THROW(scInvalidArgument, env::setting(env::Var::Check), " is not one of 0 (off), 1 (all), native");
     }
   }
   c.check = check;
-  if (const char* v = env::get(env::Var::FlightRecorder)) {
+  if (env::get(env::Var::FlightRecorder)) {
     const double d = envDouble(env::Var::FlightRecorder, 0);
-    SC_ARG(d >= 0 && d <= 1e6 && d == double(size_t(d)), "SPARCOLL_FLIGHT_RECORDER='", v,
-           "' is not a number of calls from 0 (off) to 1000000");
+    SC_ARG(d >= 0 && d <= 1e6 && d == double(size_t(d)), env::setting(env::Var::FlightRecorder),
+           " is not a number of calls from 0 (off) to 1000000");
     c.flightRecorder = size_t(d);
   }
   if (const char* v = env::get(env::Var::Trace)) {
     struct stat st;
-    SC_ARG(::stat(v, &st) == 0 && S_ISDIR(st.st_mode), "SPARCOLL_TRACE='", v,
-           "' is not a directory (create it first; every rank writes its own file there)");
+    SC_ARG(::stat(v, &st) == 0 && S_ISDIR(st.st_mode), env::setting(env::Var::Trace),
+           " is not a directory (create it first; every rank writes its own file there)");
     c.traceDir = v;
   }
   if (const char* v = env::get(env::Var::PipelineBytes)) c.pipelineBytes = envPipelineBytes(v);
   // Read once, when the process makes its first communicator (core/entry.cpp).
   if (const char* v = env::get(env::Var::Membarrier))
-    SC_ARG(membarrierSetting(v) != Membarrier::Invalid, "SPARCOLL_MEMBARRIER='", v,
-           "' is not 0 or off (each call's entry fences) or 1 or on (the default: destroys fence, by membarrier)");
+    SC_ARG(membarrierSetting(v) != Membarrier::Invalid, env::setting(env::Var::Membarrier),
+           " is not 0 or off (each call's entry fences) or 1 or on (the default: destroys fence, by membarrier)");
   // The cost model's parameters: these overrides beat the tuning file, which
   // beats the built-in defaults (model/model.cpp).
   c.env.alpha = envParam(env::Var::Alpha);
@@ -172,9 +171,9 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
   c.env.gamma = envParam(env::Var::Gamma);
   c.env.betaShared = envParam(env::Var::BetaShared);
   c.env.messageOverhead = envParam(env::Var::MessageOverhead);
-  if (const char* m = env::get(env::Var::Machines)) {
+  if (env::get(env::Var::Machines)) {
     const double d = envDouble(env::Var::Machines, 0);
-    SC_ARG(d >= 1 && d <= 1e9 && d == double(int(d)), "SPARCOLL_MACHINES='", m, "' is not a positive integer");
+    SC_ARG(d >= 1 && d <= 1e9 && d == double(int(d)), env::setting(env::Var::Machines), " is not a positive integer");
     c.machinesEnv = int(d);
   }
   if (const char* t = env::get(env::Var::ModelTransport)) {
@@ -183,14 +182,14 @@ Config resolveConfig(const scConfig_t* in, scTransport_t transport) {
                        : s == "nccl"  ? scTransportNccl
                        : s == "local" ? scTransportLocal
                                       : -1;
-    SC_ARG(c.modelTransport >= 0, "SPARCOLL_MODEL_TRANSPORT='", t, "' is not one of mpi, nccl, local");
+    SC_ARG(c.modelTransport >= 0, env::setting(env::Var::ModelTransport), " is not one of mpi, nccl, local");
   }
   // An empty string is "not given", as for the environment variables.
   if (tuningFile && *tuningFile) {
     c.tuning = model::loadTuning(tuningFile);
     c.tuningPath = tuningFile;
   } else if (const char* f = env::get(env::Var::TuningFile)) {
-    c.tuning = model::loadTuning(f, "SPARCOLL_TUNING_FILE");
+    c.tuning = model::loadTuning(f, env::name(env::Var::TuningFile));
     c.tuningPath = f;
   }
   if (topologyFile && *topologyFile) readTopology(c, topologyFile);

@@ -116,6 +116,11 @@ const char* get(Var v) {
   return value && *value ? value : nullptr;
 }
 
+std::string setting(Var v) {
+  const char* value = get(v);
+  return value ? std::string(name(v)) + "='" + value + "'" : std::string(name(v)) + " unset";
+}
+
 std::string markdown() {
   std::ostringstream o;
   o << "| variable | value | what it does | default | read by |\n|---|---|---|---|---|\n";

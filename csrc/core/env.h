@@ -62,6 +62,10 @@ inline const char* name(Var v) { return info(v).name; }
 // counts as unset for every variable.
 const char* get(Var v);
 
+// How an error message names a variable and its value: SPARCOLL_X='value'
+// (SPARCOLL_X unset when it is not set).
+std::string setting(Var v);
+
 // The library table of docs/env.md: Markdown, one row per variable.
 std::string markdown();
 

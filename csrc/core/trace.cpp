@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/deadline.h"
+#include "core/env.h"
 #include "core/error.h"
 
 namespace sc {
@@ -52,7 +53,7 @@ Recorder::Recorder(size_t keep, const std::string& traceDir, int rank, int size,
   if (traceDir.empty()) return;
   const std::string path = cat(traceDir, "/sparcoll-", host(), "-", getpid(), "-", id_, ".json");
   trace_ = std::fopen(path.c_str(), "w");
-  SC_REQUIRE(trace_, scSystemError, "SPARCOLL_TRACE: cannot create ", path, ": ", std::strerror(errno));
+  SC_REQUIRE(trace_, scSystemError, env::name(env::Var::Trace), ": cannot create ", path, ": ", std::strerror(errno));
   // The JSON array format lets a trace end without its ']' (a rank that was
   // killed): every event is flushed as written.
   const nlohmann::json meta = {

@@ -49,8 +49,8 @@ Engine deviceEngine(size_t K) {
   if (const char* e = env::get(env::Var::DsopGemm)) {
     if (std::strcmp(e, "custom") == 0) return Engine::Custom;
     if (std::strcmp(e, "cublas") == 0) return Engine::Blas;
-    SC_REQUIRE(std::strcmp(e, "auto") == 0, scInvalidArgument, "SPARCOLL_DSOP_GEMM='", e,
-               "' is not one of auto, custom, cublas");
+    SC_REQUIRE(std::strcmp(e, "auto") == 0, scInvalidArgument, env::setting(env::Var::DsopGemm),
+               " is not one of auto, custom, cublas");
   }
   return K <= kBlasMinK ? Engine::Custom : Engine::Blas;
 }

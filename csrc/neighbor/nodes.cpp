@@ -16,6 +16,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/env.h"
 #include "neighbor/create.h"
 #include "neighbor/meta.h"
 #include "neighbor/native.h"
@@ -41,7 +42,7 @@ std::vector<int> machineMap(scComm& comm, Meta& m) {
   // read the same M, or their maps (and hierarchical's schedule) would differ.
   const std::vector<uint64_t> ms = m.allGather(uint64_t(comm.cfg.machinesEnv));
   for (int r = 0; r < P; ++r)
-    SC_ARG(ms[size_t(r)] == ms[0], "SPARCOLL_MACHINES differs between ranks: rank 0 has ",
+    SC_ARG(ms[size_t(r)] == ms[0], env::name(env::Var::Machines), " differs between ranks: rank 0 has ",
            ms[0] ? std::to_string(ms[0]) : std::string("none"), ", rank ", r, " has ",
            ms[size_t(r)] ? std::to_string(ms[size_t(r)]) : std::string("none"));
   if (const int M = int(std::min<uint64_t>(ms[0], uint64_t(P))); M > 0) {

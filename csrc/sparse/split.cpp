@@ -35,7 +35,7 @@ bool ownerSumBySort(bool onDevice) {
   const char* e = env::get(env::Var::SparseOwnerSum);
   if (!e) return onDevice;
   if (!std::strcmp(e, "sort")) return true;
-  SC_ARG(!std::strcmp(e, "merge"), "SPARCOLL_SPARSE_OWNER_SUM=", e, " is not merge or sort");
+  SC_ARG(!std::strcmp(e, "merge"), env::setting(env::Var::SparseOwnerSum), " is not merge or sort");
   return false;
 }
 

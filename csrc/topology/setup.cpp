@@ -14,6 +14,7 @@
 #include "algo/dense.h"
 #include "core/call.h"
 #include "core/comm.h"
+#include "algo/fold.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "topology/topology.h"
@@ -28,9 +29,9 @@ std::string machineName(int rank, int P) {
     size_t b = 0;
     for (size_t e; (e = s.find(',', b)) != std::string::npos; b = e + 1) parts.push_back(s.substr(b, e - b));
     parts.push_back(s.substr(b));
-    SC_ARG(int(parts.size()) == P, "SPARCOLL_HOSTNAME='", s, "' lists ", parts.size(),
+    SC_ARG(int(parts.size()) == P, env::setting(env::Var::Hostname), " lists ", parts.size(),
            " names; a list must have one per rank (", P, "), or give one name for all");
-    SC_ARG(!parts[size_t(rank)].empty(), "SPARCOLL_HOSTNAME='", s, "' has an empty name for rank ", rank);
+    SC_ARG(!parts[size_t(rank)].empty(), env::setting(env::Var::Hostname), " has an empty name for rank ", rank);
     return parts[size_t(rank)];
   }
   char buf[HOST_NAME_MAX + 1] = {};
@@ -41,7 +42,7 @@ std::string machineName(int rank, int P) {
 bool rankOrderWanted() {
   const char* v = env::get(env::Var::RingOrder);
   if (!v || std::strcmp(v, "topology") == 0) return false;
-  SC_ARG(std::strcmp(v, "rank") == 0, "SPARCOLL_RING_ORDER='", v, "' is not one of topology (the default), rank");
+  SC_ARG(std::strcmp(v, "rank") == 0, env::setting(env::Var::RingOrder), " is not one of topology (the default), rank");
   return true;
 }
 
@@ -64,8 +65,8 @@ std::shared_ptr<CommTopo> build(const std::string& text, const std::string& path
   }
   SC_ARG(nmissing == 0, "topology file '", path, "' has no host for ", missing,
          nmissing > 8 ? cat(" and ", nmissing - 8, " more") : std::string(),
-         " (hosts are matched by name, by scripts/cluster address 10.77.x.y, or by the first label of the name; "
-         "SPARCOLL_HOSTNAME overrides the machine name)");
+         " (hosts are matched by name, by scripts/cluster address 10.77.x.y, or by the first label of the name; ",
+         env::name(env::Var::Hostname), " overrides the machine name)");
   t->order = ringOrder(*tree, t->hostOf);
   if (rankOrder)
     for (int i = 0; i < P; ++i) t->order[size_t(i)] = i;
@@ -113,15 +114,13 @@ void judge(const std::vector<Wire>& all, const std::string& path) {
   for (int q = 1; q < P; ++q)
     if (all[size_t(q)].digest != all[0].digest) {
       auto text = [](uint64_t d) { return d == 1 ? std::string("an unreadable file") : "contents " + hex(d); };
-      SC_THROW(scInvalidUsage,
-               "the ranks read different topology files (scConfig_t.topologyFile / "
-               "SPARCOLL_TOPOLOGY_FILE): rank 0 read ",
-               text(all[0].digest), ", rank ", q, " ", text(all[size_t(q)].digest),
-               " (every rank must read the same contents; this rank: '", path, "')");
+      SC_THROW(scInvalidUsage, "the ranks read different topology files (scConfig_t.topologyFile / ",
+               env::name(env::Var::TopologyFile), "): rank 0 read ", text(all[0].digest), ", rank ", q, " ",
+               text(all[size_t(q)].digest), " (every rank must read the same contents; this rank: '", path, "')");
     }
   for (int q = 1; q < P; ++q)
-    SC_REQUIRE(all[size_t(q)].rankOrder == all[0].rankOrder, scInvalidUsage,
-               "SPARCOLL_RING_ORDER differs: ", all[0].rankOrder ? "rank" : "topology", " on rank 0, ",
+    SC_REQUIRE(all[size_t(q)].rankOrder == all[0].rankOrder, scInvalidUsage, env::name(env::Var::RingOrder),
+               " differs: ", all[0].rankOrder ? "rank" : "topology", " on rank 0, ",
                all[size_t(q)].rankOrder ? "rank" : "topology", " on rank ", q);
 }
 
@@ -165,26 +164,21 @@ struct StepCost {
   }
 };
 
-// The butterflies' ranks as csrc/algo/fold.h numbers them, for any P: the
-// first r = P - p2 pairs fold (the even rank of each sends to the odd one
-// above it, which takes part; the unfold sends back down), and the p2 =
-// 2^floor(log2 P) ranks left run the power-of-two stages with partner new
-// rank nr ^ d. New rank nr is old rank Fold::oldRank(nr) and stands for the
-// old ranks [Fold::firstOld(nr), Fold::firstOld(nr + 1)), whose blocks are
-// its piece in the halving reduce-scatter and the doubling allgather.
-struct FoldRanks {
-  int P, p2, r;
-  explicit FoldRanks(int P) : P(P), p2(pow2Floor(P)), r(P - pow2Floor(P)) {}
-  int oldRank(int nr) const { return nr < r ? 2 * nr + 1 : nr + r; }
-  int firstOld(int nr) const { return nr < r ? 2 * nr : nr + r; }
-  // The share of the call's bytes in the rank blocks of pieces [lo, lo + d).
-  double blocks(int lo, int d) const { return double(firstOld(lo + d) - firstOld(lo)) / P; }
-};
+// The butterflies' ranks are algo/fold.h's Fold, for any P: the first r =
+// P - p2 pairs fold (the even rank of each sends to the odd one above it, which
+// takes part; the unfold sends back down), and the p2 = 2^floor(log2 P) ranks
+// left run the power-of-two stages with partner new rank nr ^ d. New rank nr
+// is old rank oldRank(nr) and stands for the old ranks [firstOld(nr),
+// firstOld(nr + 1)), whose blocks are its piece in the halving reduce-scatter
+// and the doubling allgather.
+//
+// The share of the call's bytes in the rank blocks of pieces [lo, lo + d).
+double blocks(const Fold& f, int lo, int d) { return double(f.firstOld(lo + d) - f.firstOld(lo)) / f.P; }
 
 // The fold's step (up: even to odd, the ranks' inputs) or the unfold's (odd
 // to even, the results), each message `share` of the call's bytes; 0 for a
 // power of two, which does not fold.
-double foldSeconds(StepCost& cost, const FoldRanks& f, bool up, double share) {
+double foldSeconds(StepCost& cost, const Fold& f, bool up, double share) {
   std::vector<Msg> step;
   for (int i = 0; i < f.r; ++i) step.push_back({up ? 2 * i : 2 * i + 1, up ? 2 * i + 1 : 2 * i, share});
   return cost.seconds(step);
@@ -213,15 +207,15 @@ void priceLinks(scComm& comm) {
   // [(nr ^ d) & ~(d-1), +d); the doubling allgather sends its own, [nr &
   // ~(d-1), +d); recursive doubling's allreduce the whole vector. Then the
   // unfold. For a power of two the fold is empty and every share d/P.
-  const FoldRanks f(P);
+  const Fold f(P);
   double halving = 0, rsHalving = 0, agDoubling = 0, whole = 0;
   for (int d = f.p2 / 2; d >= 1; d /= 2) {
     step.clear();
     for (int nr = 0; nr < f.p2; ++nr) step.push_back({f.oldRank(nr), f.oldRank(nr ^ d), double(d) / f.p2});
     halving += cost.seconds(step);
-    for (int nr = 0; nr < f.p2; ++nr) step[size_t(nr)].share = f.blocks((nr ^ d) & ~(d - 1), d);
+    for (int nr = 0; nr < f.p2; ++nr) step[size_t(nr)].share = blocks(f, (nr ^ d) & ~(d - 1), d);
     rsHalving += cost.seconds(step);
-    for (int nr = 0; nr < f.p2; ++nr) step[size_t(nr)].share = f.blocks(nr & ~(d - 1), d);
+    for (int nr = 0; nr < f.p2; ++nr) step[size_t(nr)].share = blocks(f, nr & ~(d - 1), d);
     agDoubling += cost.seconds(step);
     for (Msg& x : step) x.share = 1;
     whole += cost.seconds(step);

@@ -254,7 +254,7 @@ TEST(SparseErrors, BadOwnerSumSettingFailsAtTheHeader) {
       EXPECT_EQ(scSparseAllReduce(a.idx.data(), a.val.data(), a.nnz, kN, scIndexU32, scFloat32, scSum,
                                   scSsarSplitAllGather, a.out.data(), comm, nullptr),
                 scInvalidArgument);
-      EXPECT_NE(std::string(scGetLastError(comm)).find("SPARCOLL_SPARSE_OWNER_SUM=fastest"), std::string::npos)
+      EXPECT_NE(std::string(scGetLastError(comm)).find("SPARCOLL_SPARSE_OWNER_SUM='fastest'"), std::string::npos)
           << "rank " << rank << ": " << scGetLastError(comm);
       scStats_t st{};
       ASSERT_EQ(scCommGetStats(comm, &st), scSuccess);

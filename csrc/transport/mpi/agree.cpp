@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env.h"
 #include "transport/factory.h"
 #include "transport/mpi/util.h"
 #include "transport/mpi/wait.h"
@@ -78,28 +79,32 @@ std::string number(double v) {
 
 // The settings that must agree: name, and the text of a record's value.
 struct Setting {
-  const char* name;
+  std::string name;
   std::function<std::string(const Record&)> text;
 };
+// "what (scConfig_t.field / SPARCOLL_X)": a setting the config or the environment gives.
+std::string both(const char* what, const char* field, env::Var var) {
+  return cat(what, " (scConfig_t.", field, " / ", env::name(var), ")");
+}
 const std::vector<Setting>& settings() {
   static const std::vector<Setting> s = {
-      {"timeout (scConfig_t.timeoutSeconds / SPARCOLL_TIMEOUT)", [](const Record& r) { return number(r.timeout); }},
-      {"check (scConfig_t.check / SPARCOLL_CHECK)", [](const Record& r) { return std::to_string(r.check); }},
-      {"algorithm (scConfig_t.algo / SPARCOLL_ALGO)",
+      {both("timeout", "timeoutSeconds", env::Var::Timeout), [](const Record& r) { return number(r.timeout); }},
+      {both("check", "check", env::Var::Check), [](const Record& r) { return std::to_string(r.check); }},
+      {both("algorithm", "algo", env::Var::Algo),
        [](const Record& r) { return std::string(algoName(scAlgo_t(r.algo))); }},
-      {"SPARCOLL_MACHINES",
+      {env::name(env::Var::Machines),
        [](const Record& r) { return r.machinesEnv ? std::to_string(r.machinesEnv) : std::string("unset"); }},
-      {"SPARCOLL_MODEL_TRANSPORT", [](const Record& r) { return std::to_string(r.modelTransport); }},
-      {"pipeline bytes (scConfig_t.pipelineBytes / SPARCOLL_PIPELINE_BYTES)",
+      {env::name(env::Var::ModelTransport), [](const Record& r) { return std::to_string(r.modelTransport); }},
+      {both("pipeline bytes", "pipelineBytes", env::Var::PipelineBytes),
        [](const Record& r) { return std::to_string(r.pipelineBytes); }},
-      {"tuning file (scConfig_t.tuningFile / SPARCOLL_TUNING_FILE)",
+      {both("tuning file", "tuningFile", env::Var::TuningFile),
        [](const Record& r) {
          if (!r.tuningDigest) return std::string("none");
          char d[24];
          std::snprintf(d, sizeof d, "%016llx", static_cast<unsigned long long>(r.tuningDigest));
          return std::string("contents ") + d;  // the path may differ (a copy per node)
        }},
-      {"topology file (scConfig_t.topologyFile / SPARCOLL_TOPOLOGY_FILE)",
+      {both("topology file", "topologyFile", env::Var::TopologyFile),
        [](const Record& r) {
          if (!r.topologyDigest) return std::string("none");
          if (r.topologyDigest == 1) return std::string("unreadable");
@@ -107,11 +112,11 @@ const std::vector<Setting>& settings() {
          std::snprintf(d, sizeof d, "%016llx", static_cast<unsigned long long>(r.topologyDigest));
          return std::string("contents ") + d;
        }},
-      {"SPARCOLL_ALPHA", [](const Record& r) { return number(r.alpha); }},
-      {"SPARCOLL_BETA", [](const Record& r) { return number(r.beta); }},
-      {"SPARCOLL_GAMMA", [](const Record& r) { return number(r.gamma); }},
-      {"SPARCOLL_BETA_SHARED", [](const Record& r) { return number(r.betaShared); }},
-      {"SPARCOLL_MESSAGE_OVERHEAD", [](const Record& r) { return number(r.messageOverhead); }},
+      {env::name(env::Var::Alpha), [](const Record& r) { return number(r.alpha); }},
+      {env::name(env::Var::Beta), [](const Record& r) { return number(r.beta); }},
+      {env::name(env::Var::Gamma), [](const Record& r) { return number(r.gamma); }},
+      {env::name(env::Var::BetaShared), [](const Record& r) { return number(r.betaShared); }},
+      {env::name(env::Var::MessageOverhead), [](const Record& r) { return number(r.messageOverhead); }},
   };
   return s;
 }

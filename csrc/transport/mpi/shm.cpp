@@ -170,12 +170,11 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   const int setting = envSwitch(env::Var::MpiShm), cma = envSwitch(env::Var::MpiCma);
   const long maxSet = envMaxBytes();
   const bool on = allOf(comm, setting == 1 && cma >= 0 && maxSet != -2 && nodeSize > 1 && nodeSize <= kMaxNodeRanks);
-  SC_REQUIRE(setting >= 0, scInvalidArgument, "SPARCOLL_MPI_SHM='", env::get(env::Var::MpiShm), "' on rank ", rank,
+  SC_REQUIRE(setting >= 0, scInvalidArgument, env::setting(env::Var::MpiShm), " on rank ", rank,
              ": expected 0 or off (no shared-memory queues), 1 or on (the default)");
-  SC_REQUIRE(cma >= 0, scInvalidArgument, "SPARCOLL_MPI_CMA='", env::get(env::Var::MpiCma), "' on rank ", rank,
+  SC_REQUIRE(cma >= 0, scInvalidArgument, env::setting(env::Var::MpiCma), " on rank ", rank,
              ": expected 0 or off (larger messages on the node through MPI), 1 or on (single copy, the default)");
-  SC_REQUIRE(maxSet != -2, scInvalidArgument, "SPARCOLL_MPI_SHM_MAX_BYTES='", env::get(env::Var::MpiShmMaxBytes),
-             "' on rank ", rank,
+  SC_REQUIRE(maxSet != -2, scInvalidArgument, env::setting(env::Var::MpiShmMaxBytes), " on rank ", rank,
              ": expected the largest message for the shared-memory queues, in bytes from 0 to 16M "
              "(K and M: 1024 and 1048576 bytes)");
   if (!on) return nullptr;
