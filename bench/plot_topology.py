@@ -81,7 +81,7 @@ def main(path, base):
         axes[0][0].legend(fontsize=6.5, loc="upper left")
         env = " ".join(f"{k}={v}" for k, v in header.get("env", {}).items())
         fig.suptitle("Allreduce on two switches, 1 Gbit/s uplink, 10 Gbit/s host links "
-                     "(virtual cluster: shaped veths, shared CPUs)" + (f"; {env}" if env else ""), fontsize=8.5)
+                     "(virtual cluster: shaped veths, shared CPUs)" + (f"\n{env}" if env else ""), fontsize=8.5)
         fig.tight_layout()
         out = f"{base}-{placement}.png"
         fig.savefig(out, dpi=72)
