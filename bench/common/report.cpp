@@ -196,7 +196,8 @@ bool Report::writeJson(const std::vector<Result>& all, const std::string& path, 
     if (r.wrong >= 0) j.add("wrong", r.wrong);
     else j.add("wrong", nullptr);
     j.add("bytes_sent_per_rank_avg", r.sentAvg).add("bytes_sent_per_rank_max", r.sentMax);
-    j.add("msgs_sent_per_rank_max", r.msgsMax).add("traffic_counted", r.algorithm != "native");
+    j.add("msgs_sent_per_rank_max", r.msgsMax).add("msgs_reduced_per_rank_max", r.msgsReducedMax);
+    j.add("traffic_counted", r.algorithm != "native");
     j.add("rounds_per_call_max", r.roundsMax).add("rendezvous_per_call_max", r.rendezvousMax);
     j.add("host_syncs_per_call_max", r.hostSyncsMax).add("events_created_per_call_max", r.eventsMax);
     const auto n = native.find(keyOf(r));

@@ -24,6 +24,7 @@ struct Result {
   int64_t wrong = -1;                // wrong elements summed over ranks; -1: not checked
   double sentAvg = 0, sentMax = 0;   // bytes sent per rank per call (mean / max over ranks)
   double msgsMax = 0;                // messages sent per rank per call (max over ranks)
+  double msgsReducedMax = 0;         // ... of the messages received, those reduced as they arrived
   // Per call, max over ranks (scStats_t): rounds, host handshakes, host
   // waits for the device, CUDA events created.
   double roundsMax = 0, rendezvousMax = 0, hostSyncsMax = 0, eventsMax = 0;

@@ -59,6 +59,7 @@ class RankRunner {
     r.sentAvg = t.sentAvg;
     r.sentMax = t.sentMax;
     r.msgsMax = t.msgsMax;
+    r.msgsReducedMax = t.msgsReducedMax;
     r.roundsMax = t.roundsMax;
     r.rendezvousMax = t.rendezvousMax;
     r.hostSyncsMax = t.hostSyncsMax;

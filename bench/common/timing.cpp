@@ -35,6 +35,7 @@ Timing timeCalls(Group& g, RankState& rs, long calls, Combine how, const std::fu
   t.sentAvg = g.combine(double(st.bytesSent) / n, Combine::Avg);
   t.sentMax = g.max(double(st.bytesSent) / n);
   t.msgsMax = g.max(double(st.msgsSent) / n);
+  t.msgsReducedMax = g.max(double(st.msgsReduced) / n);
   t.roundsMax = g.max(double(st.rounds) / n);
   t.rendezvousMax = g.max(double(st.rendezvous) / n);
   t.hostSyncsMax = g.max(double(st.hostSyncs) / n);

@@ -22,10 +22,11 @@ double median(std::vector<double> v);
 // wall until rs's stream is drained, cpu until the last call returned.
 // Traffic is per call, from scCommGetStats (mean and max over ranks), and so
 // is the calls' structure (max over ranks): rounds, handshakes with peers'
-// hosts, host waits for the device, CUDA events created.
+// hosts, host waits for the device, CUDA events created, messages reduced
+// as they arrived (scStats_t.msgsReduced).
 struct Timing {
   double timeUs = 0, cpuTimeUs = 0;
-  double sentAvg = 0, sentMax = 0, msgsMax = 0;
+  double sentAvg = 0, sentMax = 0, msgsMax = 0, msgsReducedMax = 0;
   double roundsMax = 0, rendezvousMax = 0, hostSyncsMax = 0, eventsMax = 0;
 };
 

@@ -30,7 +30,7 @@ for path in sys.argv[1:]:
             continue
         print(f'{r["algorithm"]:>14} {r["size_bytes"]:>10} B  {r["time_us"]:9.1f} us  rounds {r.get("rounds_per_call_max")}'
               f'  rendezvous {r.get("rendezvous_per_call_max")}  host syncs {r.get("host_syncs_per_call_max")}'
-              f'  events {r.get("events_created_per_call_max")}')
+              f'  events {r.get("events_created_per_call_max")}  reduced on arrival {r.get("msgs_reduced_per_rank_max")}')
 PY
   return $rc
 }
