@@ -12,9 +12,9 @@
 #include <cstring>
 
 #include "algo/dense.h"
+#include "algo/fold.h"
 #include "core/call.h"
 #include "core/comm.h"
-#include "algo/fold.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "topology/topology.h"
