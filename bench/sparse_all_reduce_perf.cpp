@@ -178,8 +178,8 @@ class SparseAllReduce final : public Tool {
   std::vector<uint64_t> indices(uint64_t N, uint64_t k, int rank, uint64_t seed) const;
   void header(const Context& ctx) const;
   void summary(const Context& ctx, const std::vector<Row>& rows) const;
-  // Without a native collective (device-local communicators) the "native"
-  // baseline is the library's dense allreduce (auto).
+  // Without a native collective (device-local communicators on several GPUs)
+  // the "native" baseline is the library's dense allreduce (auto).
   static bool baselineIsAuto(const Context& ctx) { return !ctx.info.hasNative(); }
 
   std::vector<double> densities_{0.001, 0.01, 0.1, 0.5};
@@ -387,8 +387,9 @@ void SparseAllReduce::header(const Context& ctx) const {
       "# time: max over ranks of the mean of %d calls (%d warm-up); sent: bytes per rank per call (mean);\n"
       "# speedup: native time / time; #wrong: result elements differing from native%s\n",
       o.iters, o.warmupIters,
-      baselineIsAuto(ctx) ? "\n# native here = scAllReduce(auto): device-local communicators have no native collective"
-                          : "");
+      baselineIsAuto(ctx)
+          ? "\n# native here = scAllReduce(auto): device-local communicators on several GPUs have no native collective"
+          : "");
   std::printf("%s\n", kTable.titles("#").c_str());
 }
 

@@ -5,7 +5,9 @@
 // range takes the scalar path (still coalesced).
 #include <algorithm>
 
+#include "core/dtype.h"
 #include "core/reduce_op.h"
+#include "transport/local/direct.h"
 #include "reduce.cuh"
 
 namespace sc::kern {
@@ -99,6 +101,71 @@ struct DivideFirst {
   __device__ __forceinline__ S operator()(S x, S) const { return f(x); }
 };
 
+// The direct collective (transport/local/direct.h): job blockIdx.y of the
+// spec, grid-stride over its elements. Each element is read from every input
+// and written to every output by one thread, so outputs may be the inputs (in
+// place). Bit `b` of `packed`: job b's addresses are all 16-byte aligned.
+template <typename S, typename F>
+__global__ void __launch_bounds__(kThreads) directKernel(DirectSpec s, uint64_t packed, F f) {
+  constexpr size_t V = 16 / sizeof(S);
+  const int b = int(blockIdx.y);
+  const size_t n = s.len[b], off = s.srcOff[b];
+  const S* first = static_cast<const S*>(s.in[s.reduce ? b : s.src[b]]) + off;
+  const size_t packs = (packed >> b) & 1 ? n / V : 0;
+  const size_t tid = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  const int r0 = s.allOut ? 0 : b, r1 = s.allOut ? s.P : b + 1;
+  for (size_t i = tid; i < packs; i += stride) {
+    Pack<S> x;
+    x.u = reinterpret_cast<const uint4*>(first)[i];
+    if (s.reduce)
+      for (int q = 0; q < s.P; ++q) {
+        if (q == b) continue;
+        Pack<S> y;
+        y.u = reinterpret_cast<const uint4*>(static_cast<const S*>(s.in[q]) + off)[i];
+#pragma unroll
+        for (int k = 0; k < int(V); ++k) x.s[k] = f(x.s[k], y.s[k]);
+      }
+    for (int r = r0; r < r1; ++r) {
+      S* to = static_cast<S*>(s.out[r]) + s.dstOff[b];
+      if (s.reduce || to != first) reinterpret_cast<uint4*>(to)[i] = x.u;
+    }
+  }
+  for (size_t i = packs * V + tid; i < n; i += stride) {
+    S x = first[i];
+    if (s.reduce)
+      for (int q = 0; q < s.P; ++q)
+        if (q != b) x = f(x, (static_cast<const S*>(s.in[q]) + off)[i]);
+    for (int r = r0; r < r1; ++r) {
+      S* to = static_cast<S*>(s.out[r]) + s.dstOff[b];
+      if (s.reduce || to != first) to[i] = x;
+    }
+  }
+}
+
+template <typename S, typename F>
+cudaError_t launchDirect(const DirectSpec& s, F f, cudaStream_t stream, int smCount) {
+  constexpr size_t V = 16 / sizeof(S);
+  uint64_t packed = 0;
+  size_t work = 0;
+  auto aligned = [](const void* p, size_t off) { return (reinterpret_cast<uintptr_t>(p) + off * sizeof(S)) % 16 == 0; };
+  for (int b = 0; b < s.blocks; ++b) {
+    bool ok = true;
+    for (int q = 0; q < s.P; ++q) {
+      if (s.reduce || q == s.src[b]) ok = ok && aligned(s.in[q], s.srcOff[b]);
+      if (s.allOut || q == b) ok = ok && aligned(s.out[q], s.dstOff[b]);
+    }
+    if (ok) packed |= uint64_t(1) << b;
+    work = std::max(work, ok ? s.len[b] / V + s.len[b] % V : s.len[b]);
+  }
+  if (work == 0) return cudaSuccess;
+  // The jobs run side by side (grid y): together about the grid one reduce gets.
+  const size_t cap = std::max<size_t>(1, size_t(std::max(smCount, 1)) * kBlocksPerSm / size_t(s.blocks));
+  const unsigned x = unsigned(std::min<size_t>((work + kThreads - 1) / kThreads, cap));
+  directKernel<S, F><<<dim3(x, unsigned(s.blocks)), kThreads, 0, stream>>>(s, packed, f);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 cudaError_t reduce(void* dst, const void* a, const void* b, size_t n, scDataType_t dt, scRedOp_t op,
@@ -118,6 +185,30 @@ cudaError_t divide(void* buf, size_t n, scDataType_t dt, int divisor, cudaStream
     using S = decltype(tag);
     S* p = static_cast<S*>(buf);
     return launch<false>(p, p, p, n, DivideFirst<S>{{divisor}}, stream, smCount);
+  });
+}
+
+}  // namespace sc::kern
+
+namespace sc::kern {
+
+cudaError_t direct(const DirectSpec& spec, cudaStream_t stream, int smCount) {
+  if (spec.blocks < 1 || spec.blocks > spec.P || spec.P > kDirectMaxRanks) return cudaErrorInvalidValue;
+  if (!spec.reduce) {
+    // A copy is bytes whatever the type: one instantiation serves them all.
+    DirectSpec s = spec;
+    const size_t esz = dtypeSize(spec.dt);
+    for (int b = 0; b < s.blocks; ++b) {
+      s.srcOff[b] *= esz;
+      s.dstOff[b] *= esz;
+      s.len[b] *= esz;
+    }
+    return launchDirect<uint8_t>(s, ReduceOp<uint8_t, scSum>{}, stream, smCount);
+  }
+  if (spec.op < 0 || spec.op >= scNumOps) return cudaErrorInvalidValue;
+  return byType(spec.dt, [&](auto tag) -> cudaError_t {
+    using S = decltype(tag);
+    return withReduceOp<S>(spec.op, [&](auto f) { return launchDirect<S>(spec, f, stream, smCount); });
   });
 }
 

@@ -18,6 +18,10 @@
 
 #include "sparcoll/sparcoll.h"
 
+namespace sc {
+struct DirectSpec;  // transport/local/direct.h
+}
+
 namespace sc::kern {
 
 // dst[i] = a[i] op b[i], i < n, enqueued on `stream` of the current device.
@@ -31,5 +35,11 @@ cudaError_t reduce(void* dst, const void* a, const void* b, size_t n, scDataType
 // buf[i] = buf[i] / divisor (avg's final step; integers truncate toward zero,
 // float16/bfloat16 divide in float32 and round once). Same launch rules.
 cudaError_t divide(void* buf, size_t n, scDataType_t dt, int divisor, cudaStream_t stream, int smCount);
+
+// The direct collective over every rank's buffers on this device: one
+// kernel, the spec's jobs side by side, each element folded in registers as
+// directHost folds it (the specification). 16-byte accesses for a job whose
+// addresses are all 16-byte aligned.
+cudaError_t direct(const DirectSpec& spec, cudaStream_t stream, int smCount);
 
 }  // namespace sc::kern

@@ -5,6 +5,7 @@
 // per-rank benchmark everywhere.
 #include "common/driver.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -274,6 +275,8 @@ long long runLocal(Tool& tool, const Options& o, RunInfo& info) {
   info.nranks = P;
   info.nthreads = P;
   info.device = o.deviceBuffers;
+  info.oneDevice =
+      !devices.empty() && std::all_of(devices.begin(), devices.end(), [&](int d) { return d == devices[0]; });
   std::vector<scComm_t> comms(P, nullptr);
   scConfig_t cfg = configFor(tool, o);
   const scResult_t r = scCommInitLocal(comms.data(), P, devices.empty() ? nullptr : devices.data(), &cfg);

@@ -28,9 +28,10 @@ struct RunInfo {
   std::string baseline = "native";  // algorithm the ratios are relative to
   int root = -1;                    // the root column: -r for rooted tools, else -1 (nccl-tests)
 
-  // Device-local communicators (the local transport on GPU buffers) have no
-  // native collective.
-  bool hasNative() const { return !(device && transport == scTransportLocal); }
+  bool oneDevice = false;  // local device ranks: all on one GPU
+  // Device-local communicators (the local transport on GPU buffers) have a
+  // native collective (the direct kernel) only when all ranks share a GPU.
+  bool hasNative() const { return !(device && transport == scTransportLocal) || oneDevice; }
 };
 
 struct RankState {

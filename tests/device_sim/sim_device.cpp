@@ -8,11 +8,12 @@
 #include "core/error.h"
 #include "sparse/ops.h"
 #include "transport/local/device.h"
+#include "transport/local/direct.h"
 
 namespace simdev {
 namespace {
 
-std::atomic<int64_t> events{0}, streams{0}, nRecords{0}, nWaits{0}, nCopies{0};
+std::atomic<int64_t> events{0}, streams{0}, nRecords{0}, nWaits{0}, nCopies{0}, nDirects{0};
 
 // A handle the simulation can tell apart from null; its value is never read.
 struct Token {
@@ -39,6 +40,12 @@ void destroyEvent(void* ev) {
 void copy(int, void* dst, const void* src, int, size_t bytes, void*) {
   ++nCopies;
   if (bytes && dst != src) std::memmove(dst, src, bytes);
+}
+// The direct kernel's specification itself: the CPU tests check its math.
+void direct(int, const sc::DirectSpec& spec, void* stream) {
+  if (!stream) SC_THROW(scInternalError, "simulated device: direct call on a null stream");
+  ++nDirects;
+  sc::directHost(spec);
 }
 void* newStream(int device) {
   ++streams;
@@ -89,6 +96,7 @@ std::unique_ptr<sc::sp::SparseOps> simOps(scIndexType_t it, scDataType_t vt, con
   sc::localdev::copyAsync.provide(copy);
   sc::localdev::createStream.provide(newStream);
   sc::localdev::destroyStream.provide(dropStream);
+  sc::localdev::direct.provide(direct);
   return true;
 }();
 
@@ -99,6 +107,7 @@ int64_t liveStreams() { return streams; }
 int64_t records() { return nRecords; }
 int64_t waits() { return nWaits; }
 int64_t copies() { return nCopies; }
+int64_t directs() { return nDirects; }
 void* stream() {
   static Token s{0};
   return &s;

@@ -1,7 +1,7 @@
 // A simulated device for CPU tests of the device paths: the toolkit slots a
 // CUDA build fills (core/toolkit.h) are filled instead with host code, so a
 // device-local communicator runs its device code paths — the CUDA backend's
-// place, the local transport's events, side stream and copies, the sparse
+// place, the local transport's events, side stream, copies and direct kernel, the sparse
 // device ops' place — on host memory, synchronously. Its streams are in-order
 // by construction (every operation is done when enqueued), so what the tests
 // check is the structure of a call (rounds, handshakes, host syncs, events,
@@ -22,6 +22,8 @@ int64_t liveStreams();
 int64_t records();
 int64_t waits();
 int64_t copies();
+// Direct kernels (native calls on one device) enqueued since load.
+int64_t directs();
 
 // A stream handle to pass to calls on simulated devices (never dereferenced).
 void* stream();

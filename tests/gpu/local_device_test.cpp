@@ -245,8 +245,7 @@ TEST(DeviceLocalErrors, WrongMemoryKind) {
     EXPECT_NE(std::string(scGetLastError(comm)).find("host memory"), std::string::npos) << scGetLastError(comm);
     EXPECT_EQ(scAllReduce(dev.get(), host.data(), 64, scFloat32, scSum, scAlgoRing, comm, s), scInvalidArgument);
     EXPECT_EQ(scAllGather(host.data(), dev.get(), 32, scFloat32, scAlgoRing, comm, s), scInvalidArgument);
-    // native has no device-local implementation: a clear usage error.
-    EXPECT_EQ(scAllReduce(dev.get(), dev.get(), 64, scFloat32, scSum, scAlgoNative, comm, s), scInvalidUsage);
+    // native on one device is the direct kernel (direct_test.cpp).
     const Bytes in = dtest::makeInput(scFloat32, scSum, 2, rank, 0, 64);
     upload(dev.get(), in.data(), in.size(), s);
     ASSERT_EQ(scAllReduce(dev.get(), dev.get(), 64, scFloat32, scSum, scAlgoRing, comm, s), scSuccess)

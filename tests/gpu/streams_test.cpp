@@ -42,8 +42,8 @@ scConfig_t streamConfig() {
   return c;
 }
 
-// Every dense collective and algorithm of sparcoll's own schedules (native has
-// no device-local implementation), one output buffer per call.
+// Every dense collective and algorithm of sparcoll's own schedules (native on
+// one device is the direct kernel: direct_test.cpp), one output buffer per call.
 struct DenseCall {
   enum Kind { AllReduce, ReduceScatter, AllGather, Broadcast } kind;
   scAlgo_t algo;

@@ -48,7 +48,7 @@ struct Plan {
   std::vector<double> densities;
   std::vector<size_t> dsopSizes;  // n = m
   bool denseOnly = false;
-  bool native = true;    // measure `native` (device-local communicators have none)
+  bool native = true;    // measure `native` (device-local communicators on several GPUs have none)
   double budget = 0.25;  // seconds per point
   int minRuns = 3, maxRuns = 20;
 };

@@ -15,6 +15,7 @@ void noDestroyEvent(void*) {}
 void noCopyAsync(int, void*, const void*, int, size_t, void*) { noCuda(); }
 void* noCreateStream(int) { noCuda(); }
 void noDestroyStream(void*) {}
+void noDirect(int, const DirectSpec&, void*) { noCuda(); }
 
 }  // namespace
 
@@ -25,5 +26,6 @@ ToolkitFn<void(void*)> destroyEvent{noDestroyEvent};
 ToolkitFn<void(int, void*, const void*, int, size_t, void*)> copyAsync{noCopyAsync};
 ToolkitFn<void*(int)> createStream{noCreateStream};
 ToolkitFn<void(void*)> destroyStream{noDestroyStream};
+ToolkitFn<void(int, const DirectSpec&, void*)> direct{noDirect};
 
 }  // namespace sc::localdev

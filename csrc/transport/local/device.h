@@ -1,6 +1,6 @@
 // The CUDA pieces the local transport needs for device buffers: events that
 // order a receiver's copy after the sender's stream and the sender after the
-// copy, and the copy itself. ToolkitFns (core/toolkit.h):
+// copy, the copy itself, and the one-device direct collective's kernel. ToolkitFns (core/toolkit.h):
 // transport/local/cuda/device.cpp provides them; in a build without CUDA they
 // throw (local/device.cpp), but no device-local communicator exists there to
 // call them (the CUDA backend throws first).
@@ -9,6 +9,10 @@
 #include <cstddef>
 
 #include "core/toolkit.h"
+
+namespace sc {
+struct DirectSpec;  // transport/local/direct.h
+}
 
 namespace sc::localdev {
 
@@ -24,5 +28,8 @@ extern ToolkitFn<void(int device, void* dst, const void* src, int srcDevice, siz
 // (never throws; pending copies finish first).
 extern ToolkitFn<void*(int device)> createStream;
 extern ToolkitFn<void(void* stream)> destroyStream;
+// The direct collective (transport/local/direct.h) on `stream` of `device`,
+// which holds every buffer of the spec.
+extern ToolkitFn<void(int device, const DirectSpec& spec, void* stream)> direct;
 
 }  // namespace sc::localdev

@@ -20,6 +20,7 @@
 #include "transport/event_pool.h"
 #include "transport/factory.h"
 #include "transport/local/device.h"
+#include "transport/local/direct.h"
 #include "transport/local/world.h"
 
 namespace sc {
@@ -134,10 +135,10 @@ class LocalTransport final : public Transport {
 
   // Shared-memory baseline: every rank reduces its block straight from all
   // ranks' buffers, then copies the other blocks from their owners.
-  void nativeAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op, void*,
+  void nativeAllReduce(const void* send, void* recv, size_t count, scDataType_t dt, scRedOp_t op, void* stream,
                        const Deadline& dl) override {
     const Blocks B{count, size_t(w_->P)};
-    nativeDirect(send, recv, {0, count, dt, op, seq_, 0}, dl,
+    nativeDirect(send, recv, {0, count, dt, op, seq_, 0}, stream, dl,
                  [&](const std::vector<const void*>& S, const std::vector<const void*>& R) {
                    reduceBlock(S, recv, B.off(rank_), B.off(rank_), B.len(rank_), dt, op);
                    barrier(nullptr, dl);
@@ -148,17 +149,17 @@ class LocalTransport final : public Transport {
                                    static_cast<const char*>(R[q]) + B.off(q) * esz, B.len(q) * esz);
                  });
   }
-  void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op, void*,
+  void nativeReduceScatter(const void* send, void* recv, size_t recvcount, scDataType_t dt, scRedOp_t op, void* stream,
                            const Deadline& dl) override {
-    nativeDirect(send, recv, {1, recvcount, dt, op, seq_, 0}, dl,
+    nativeDirect(send, recv, {1, recvcount, dt, op, seq_, 0}, stream, dl,
                  [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
                    reduceBlock(S, recv, size_t(rank_) * recvcount, 0, recvcount, dt, op);
                  });
   }
-  void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt, void*,
+  void nativeAllGather(const void* send, void* recv, size_t sendcount, scDataType_t dt, void* stream,
                        const Deadline& dl) override {
     const size_t bytes = sendcount * dtypeSize(dt);
-    nativeDirect(send, recv, {2, sendcount, dt, scSum, seq_, 0}, dl,
+    nativeDirect(send, recv, {2, sendcount, dt, scSum, seq_, 0}, stream, dl,
                  [&](const std::vector<const void*>& S, const std::vector<const void*>&) {
                    for (int q = 0; q < w_->P; ++q)
                      if (S[q] != static_cast<char*>(recv) + q * bytes)
@@ -166,8 +167,8 @@ class LocalTransport final : public Transport {
                  });
   }
   // Every rank copies straight from root's buffer.
-  void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void*, const Deadline& dl) override {
-    nativeDirect(buf, buf, {3, count, dt, scSum, seq_, root}, dl,
+  void nativeBroadcast(void* buf, size_t count, scDataType_t dt, int root, void* stream, const Deadline& dl) override {
+    nativeDirect(buf, buf, {3, count, dt, scSum, seq_, root}, stream, dl,
                  [&](const std::vector<const void*>&, const std::vector<const void*>& R) {
                    if (rank_ != root) std::memcpy(buf, R[size_t(root)], count * dtypeSize(dt));
                  });
@@ -177,12 +178,24 @@ class LocalTransport final : public Transport {
   // Every rank publishes its buffers and its call, then all check the calls
   // agree before anyone reads a peer's buffer: with different counts a rank
   // would read past a peer's buffer. Every rank sees the same table, so all
-  // fail together, naming the same ranks.
+  // fail together, naming the same ranks. On one device: one kernel over
+  // every rank's buffers (transport/local/direct.h), one meeting.
   template <typename F>
-  void nativeDirect(const void* send, void* recv, const NativeSig& sig, const Deadline& dl, F body) {
-    SC_REQUIRE(device_ < 0, scInvalidUsage,
-               "algorithm 'native' is not available on device-local communicators; use ring, rabenseifner or "
-               "recdbl (broadcast: binomial or scatter_allgather)");
+  void nativeDirect(const void* send, void* recv, const NativeSig& sig, void* stream, const Deadline& dl, F body) {
+    if (device_ >= 0) {
+      if (!w_->oneDevice()) {
+        std::string devices;
+        for (int d : w_->device) devices += (devices.empty() ? "" : ", ") + std::to_string(d);
+        SC_THROW(scInvalidUsage,
+                 "algorithm 'native' on device-local communicators is one kernel over every rank's buffers, so "
+                 "it needs every rank on one device; these ranks are on devices ",
+                 devices, ": use ring, rabenseifner or recdbl (broadcast: binomial or scatter_allgather)");
+      }
+      SC_REQUIRE(w_->P <= kDirectMaxRanks, scInvalidUsage, "algorithm 'native' on one device takes at most ",
+                 kDirectMaxRanks, " ranks, not ", w_->P, ": use ring, rabenseifner or recdbl");
+      local::directCall(*w_, rank_, device_, events(), {sig, send, recv, stream}, dl, *this);
+      return;
+    }
     {
       std::lock_guard<std::mutex> lk(w_->m);
       w_->nativeSend.resize(w_->P);
@@ -202,20 +215,13 @@ class LocalTransport final : public Transport {
       const std::vector<NativeSig>& sig = w_->nativeSig;
       for (int q = 1; q < w_->P && mismatch.empty(); ++q)
         if (!(sig[q] == sig[0]))
-          mismatch = cat("rank ", q, " called ", sigText(sig[q]), ", rank 0 called ", sigText(sig[0]));
+          mismatch = cat("rank ", q, " called ", local::nativeSigText(sig[q]), ", rank 0 called ",
+                         local::nativeSigText(sig[0]));
     }
     barrier(nullptr, dl);  // everyone read the table: it may be reused
     SC_REQUIRE(mismatch.empty(), scRemoteError, "mismatched native calls: ", mismatch);
     body(S, R);
     barrier(nullptr, dl);  // nobody returns while a peer still reads its buffers
-  }
-
-  static std::string sigText(const NativeSig& s) {
-    static const char* kinds[] = {"allreduce", "reduce-scatter", "allgather", "broadcast"};
-    std::string t = cat(kinds[s.kind], "(count=", s.count, ", ", dtypeName(s.dt));
-    if (s.kind < 2) t += cat(", op ", int(s.op));
-    if (s.kind == 3) t += cat(", root ", s.root);
-    return t + cat(") as call #", s.seq);
   }
 
   // dst[dstOff..] = op over ranks (in rank order) of S[q][srcOff..], n elements.

@@ -52,6 +52,24 @@ struct NativeSig {
   }
 };
 
+// A one-device direct call being assembled (transport/local/direct.h): every
+// rank publishes its buffers, its call and its stream's point; the last to
+// arrive checks that the calls agree, enqueues the one kernel and publishes
+// the point after it (or why it did not), which the others' streams wait for.
+struct DirectCall {
+  std::vector<const void*> send;
+  std::vector<void*> recv;
+  std::vector<void*> ready;  // each rank's stream at the call, from its pool
+  std::vector<std::shared_ptr<EventPool>> pool;
+  std::vector<NativeSig> sig;
+  int arrived = 0;
+  uint64_t gen = 0;      // calls completed; a rank waits for the one it arrived in
+  void* done = nullptr;  // the executor's stream after the kernel
+  std::shared_ptr<EventPool> donePool;
+  int waitsLeft = 0;  // ranks yet to enqueue their wait for `done`
+  std::string error;  // the call failed on every rank, for this reason
+};
+
 struct World {
   World(int p, std::vector<int> devices) : P(p), device(std::move(devices)) {}
   const int P;
@@ -103,6 +121,13 @@ struct World {
   // Native collectives: each rank publishes its buffers and its call.
   std::vector<const void*> nativeSend, nativeRecv;
   std::vector<NativeSig> nativeSig;
+  DirectCall direct;
+  // Whether every rank's buffers are on one device (the direct call's case).
+  bool oneDevice() const {
+    for (int d : device)
+      if (d < 0 || d != device[0]) return false;
+    return true;
+  }
   // scCommShrink: the k-th shrink of each rank meets the k-th of the others.
   // The first to arrive makes the new world; it is complete when every rank
   // not excluded has arrived.
@@ -139,5 +164,19 @@ struct World {
   }
   static constexpr int kYields = 2000;
 };
+
+// The direct call of rank `rank` (on `device`, whose events are `pool`) on
+// the world's one device: publishes, meets the others once (deadline `dl`),
+// and orders `stream` after the kernel. Counts one rendezvous on `owner`.
+// Throws scRemoteError with the same text on every rank when the calls differ.
+struct DirectArgs {
+  NativeSig sig;
+  const void* send;
+  void* recv;
+  void* stream;
+};
+void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>& pool, const DirectArgs& a,
+                const Deadline& dl, Transport& owner);
+std::string nativeSigText(const NativeSig& s);
 
 }  // namespace sc::local

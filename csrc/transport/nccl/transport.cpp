@@ -172,12 +172,17 @@ class NcclTransport final : public Transport {
   bool nativeHasAvg() const override { return true; }
   EventPool& events() { return events_; }
 
-  // Before each operation (and on each round's completion): usable, no pending
-  // asynchronous error.
+  // Before each operation: usable, and, once per call (its first
+  // operation), no pending asynchronous error. Asking NCCL every round cost
+  // two host calls a round; an error arising during a call still surfaces,
+  // at the next call's first operation (or in a deadline-bounded wait).
   void ready() {
-    SC_REQUIRE(comm_ && !revoked_, scInvalidUsage, "NCCL communicator was aborted");
+    usable();
+    if (seq_ == checkedSeq_) return;
     ncclCheckAsync(comm_, "the previous operation");
+    checkedSeq_ = seq_;
   }
+  void usable() const { SC_REQUIRE(comm_ && !revoked_, scInvalidUsage, "NCCL communicator was aborted"); }
 
  private:
   ncclComm_t comm_;
@@ -185,6 +190,7 @@ class NcclTransport final : public Transport {
   const double timeout_;
   void* barrierBuf_ = nullptr;
   bool revoked_ = false;
+  uint64_t checkedSeq_ = ~uint64_t(0);  // the call whose first operation checked NCCL's state
   SideStream side_;
   EventPool events_{device_};
 };
@@ -199,7 +205,7 @@ NcclRound::~NcclRound() {
 void NcclRound::wait(const Deadline&) {
   waited_ = true;
   SC_CUDA_CHECK(cudaStreamWaitEvent(caller_, done_, 0));
-  t_.ready();
+  t_.usable();
 }
 
 // Collective over the ranks not excluded. After a revoke (an earlier failure

@@ -37,11 +37,11 @@ step_sanitize() {
     done
   done
   for tool in $SANITIZE_TOOLS; do
-    for bin in tests/gpu/gpu_backend tests/gpu/gpu_local tests/gpu/gpu_nccl_id tests/topk/topk_gpu_test \
-               tests/sparse/test_sparse_gpu tests/dsop/gpu_dsop; do
+    for bin in tests/gpu/gpu_backend tests/gpu/gpu_local tests/gpu/gpu_direct tests/gpu/gpu_nccl_id \
+               tests/gpu/gpu_nccl_graph tests/topk/topk_gpu_test tests/sparse/test_sparse_gpu tests/dsop/gpu_dsop; do
       [ -x "$build/$bin" ] || { echo "--- $bin not built: skipped"; continue; }
       extra=()
-      [ "$bin" = tests/gpu/gpu_nccl_id ] && extra=(--report-api-errors no)
+      case $bin in tests/gpu/gpu_nccl_*) extra=(--report-api-errors no) ;; esac
       run_sanitizer "$tool" "${extra[@]}" "$build/$bin" --gtest_filter='-*LargeGridStride*:*Timeout*:CudaBackend.Errors' \
         || rc=1
     done

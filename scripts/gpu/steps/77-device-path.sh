@@ -5,8 +5,8 @@
 # to its log, whose tail lands in the report.
 #
 # The device path's targets in one run (a few minutes on one GPU): 4 local
-# ranks on one device, every dense allreduce algorithm at 8 B, 1 MiB and
-# 64 MiB, with each call's structure per rank (rounds, host handshakes, host
+# ranks on one device, every dense allreduce algorithm (native: the direct
+# kernel) at 8 B, 1 MiB and 64 MiB, with each call's structure per rank (rounds, host handshakes, host
 # syncs, events created: the JSON lines' *_per_call_max fields); the device's
 # own copy bandwidth (kernel_perf's copy rows) is the bound the 64 MiB times
 # are compared with; the sparse allreduce at N = 2^24 floats, density 0.1 %,
@@ -14,9 +14,9 @@
 step_device_path() {
   local rc=0 out=$logs/device-path
   mkdir -p "$out"
-  run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 8 -e 8 -A ring,rabenseifner,recdbl -c 1 \
+  run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 8 -e 8 -A ring,rabenseifner,recdbl,native -c 1 \
     -J "$out/allreduce-8B.jsonl" || rc=1
-  run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 1M -e 64M -f 64 -A ring,rabenseifner,recdbl -c 1 \
+  run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 1M -e 64M -f 64 -A ring,rabenseifner,recdbl,native -c 1 \
     -J "$out/allreduce-1M-64M.jsonl" || rc=1
   run_bench kernel_perf || rc=1
   run_bench sparse_all_reduce_perf -t local -p 4 -g 1 -b 64M -e 64M -D 0.001 -c 1 || rc=1

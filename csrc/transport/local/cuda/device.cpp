@@ -6,11 +6,13 @@
 // pair.
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
 
 #include "core/cuda_util.h"
+#include "reduce.cuh"
 #include "transport/local/device.h"
 
 namespace sc::localdev {
@@ -76,8 +78,26 @@ void dropStream(void* s) noexcept {
   if (s && cudaStreamDestroy(asStream(s)) != cudaSuccess) (void)cudaGetLastError();
 }
 
+// Multiprocessors of `device`, asked once: they size the direct kernel's grid.
+int smCount(int device) {
+  static std::mutex m;
+  static std::map<int, int> known;
+  std::lock_guard<std::mutex> lk(m);
+  auto it = known.find(device);
+  if (it != known.end()) return it->second;
+  int n = 1;
+  SC_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+  return known[device] = n;
+}
+
+void runDirect(int device, const DirectSpec& spec, void* stream) {
+  DeviceScope on(device);
+  SC_CUDA_CHECK(kern::direct(spec, asStream(stream), smCount(device)));
+}
+
 }  // namespace
 
+SC_PROVIDE(direct, runDirect);
 SC_PROVIDE(createStream, newStream);
 SC_PROVIDE(destroyStream, dropStream);
 SC_PROVIDE(createEvent, newEvent);
