@@ -16,9 +16,7 @@
 #include <nccl.h>
 #endif
 
-#ifndef SPARCOLL_GIT_COMMIT
-#define SPARCOLL_GIT_COMMIT "unknown"
-#endif
+#include "sparcoll_commit.h"  // SPARCOLL_GIT_COMMIT, written at build time (cmake/commit.cmake)
 
 namespace {
 
