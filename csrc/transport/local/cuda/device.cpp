@@ -3,7 +3,7 @@
 // the transport's own stream) after the sender's stream reached the send, and
 // the sender's stream after the copy. A copy between two devices goes peer to
 // peer when the hardware allows it; peer access is enabled once per ordered
-// pair.
+// pair. And the one-device direct collective's launch (kern::direct).
 #include <cuda_runtime_api.h>
 
 #include <map>
