@@ -129,9 +129,9 @@ class SparseMixin:
         on every rank: e.g. a fixed-output top-k's buffers); the first ``nnz`` are used. Indices may
         be unsorted and repeat (repeats are summed); each index's contributions are summed in rank
         order, then list order, so every rank gets the same bits. Returns the dense (dim,) result
-        (or writes ``out``). nnz: an int (default: every slot), or a one-element uint64 array or
-        tensor in the values' memory (a device count, read in stream order). status: None, or a
-        one-element uint64 array or tensor in that memory that the caller zeroes: a data error
+        (or writes ``out``). nnz: an int (default: every slot), or a one-element uint64 (or int64)
+        array or tensor in the values' memory (a device count, read in stream order). status: None,
+        or a one-element uint64 (or int64) array or tensor in that memory that the caller zeroes: a data error
         (count > capacity, index >= dim) writes its status word there while it is still 0 (decode:
         rank = s >> 42, position = (s >> 2) & (2**40 - 1), kind = s & 3). Host arrays also raise
         InvalidArgumentError on every rank; device arrays with a status word never wait.
@@ -145,13 +145,13 @@ class SparseMixin:
         if isinstance(nnz, (int, np.integer)):
             count = nonneg_int(nnz, "nnz")
         elif nnz is not None:
-            C = self._input(nnz, "nnz", stream, ("uint64",))
+            C = self._input(nnz, "nnz", stream, ("uint64", "int64"))
             if C.size != 1:
                 raise InvalidArgumentError(f"nnz as an array must have 1 element, got {C.size}")
             count, count_ptr = 0, C.ptr
         status_ptr = 0
         if status is not None:
-            S = self._input(status, "status", stream, ("uint64",))
+            S = self._input(status, "status", stream, ("uint64", "int64"))
             if S.size != 1:
                 raise InvalidArgumentError(f"status must have 1 element, got {S.size}")
             status_ptr = S.ptr

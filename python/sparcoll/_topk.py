@@ -280,6 +280,39 @@ class TopkFeedback:
         nnz, _selected = self._h.select_feedback(G.ptr, mc, kk, bk, oc, it, sd, smp, I.ptr, V.ptr, cap, s)
         return _finish(idx, val, nnz, cap, G, s, sorted)
 
+    def select_into(self, grad, k: int, indices, values, counts, method: str = "bracket",
+                    bucket: Optional[int] = None, seed: int = 0, *, output: str = "variable", samples: int = 0,
+                    stream=None) -> None:
+        """The stream-ordered :meth:`select`: the selection goes into the caller's ``indices`` and
+        ``values`` (their length is the capacity, at least k; with a bucketed method's variable
+        output, entries selected beyond it stay in the residual) and its counts into ``counts``,
+        three uint64 or int64 (entries written, selected, deferred), all in grad's memory; nothing is returned and nothing waits for the device,
+        so a step of select_into then Communicator.sparse_allreduce_static(indices, values, n,
+        nnz=counts[:1], status=...) can be captured into a CUDA graph. The first ``counts[0]``
+        slots are the selection, in index order; the others keep what they held."""
+        mc, kk, bk, oc, sd, smp = _cfg(method, k, bucket, output, seed, samples)
+        G = _float_input(grad, "grad", stream)
+        if G.size != self.n or G.dtype != self._code:
+            raise InvalidArgumentError(f"grad is {G.dtype_name}[{G.size}], the state holds {self.dtype}[{self.n}]")
+        if (G.device is None) != (self.device is None):
+            raise InvalidArgumentError(f"grad is on {G.where()} but the state's residual is "
+                                       f"{'in host memory' if self.device is None else f'on cuda:{self.device}'}")
+        I, V, C = as_ref(indices, "indices"), as_ref(values, "values"), as_ref(counts, "counts")
+        for ref, what in ((I, "indices"), (V, "values"), (C, "counts")):
+            if ref.device != G.device:
+                raise InvalidArgumentError(f"{what} is on {ref.where()}, grad on {G.where()}")
+            if ref.readonly:
+                raise InvalidArgumentError(f"{what} is read-only")
+        if V.dtype != G.dtype:
+            raise InvalidArgumentError(f"values is {V.dtype_name}, grad {G.dtype_name}")
+        if I.size != V.size:
+            raise InvalidArgumentError(f"indices has {I.size} slots, values {V.size}")
+        if C.dtype_name not in ("uint64", "int64") or C.size != 3:
+            raise InvalidArgumentError(f"counts must be 3 uint64 (or int64), got {C.dtype_name}[{C.size}]")
+        it, _ = _index_type(G, self.n, I.dtype_name)
+        self._h.select_feedback_async(G.ptr, mc, kk, bk, oc, it, sd, smp, I.ptr, V.ptr, I.size, C.ptr,
+                                      resolve_stream(G, stream))
+
     def close(self) -> None:
         """Frees the residual and the scratch memory; the object is unusable afterwards."""
         self._h.close()

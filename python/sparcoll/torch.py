@@ -130,11 +130,20 @@ class TopkState:
             residual is not pushed again by its stale velocity (the cause of
             the instability of top-k under plain SGD momentum). Only with
             momentum > 0 and only in top-k steps.
+        stream_ordered: a top-k step that never waits for the device, so
+            that it can be captured into a CUDA graph: the selection goes
+            into buffers of k slots kept per DDP bucket
+            (TopkFeedback.select_into), and the static-size sparse allreduce
+            (Communicator.sparse_allreduce_static) sums the P x k slots with
+            the counts read in stream order. Needs error_feedback. The same
+            selection as the default step; the sums run in rank order
+            instead of the count-driven schedules' order. ``sent_elements``
+            then reads the counts from the device when asked.
     """
 
     def __init__(self, comm: _Communicator, density: float = 0.01, bucket: _typing.Optional[int] = None,
                  start_iter: int = 10, error_feedback: bool = True, seed: int = 0, method: str = "bracket",
-                 momentum: float = 0.0, momentum_masking: bool = True):
+                 momentum: float = 0.0, momentum_masking: bool = True, stream_ordered: bool = False):
         if not isinstance(comm, _Communicator):
             raise TypeError(f"comm must be a sparcoll.Communicator, got {type(comm).__name__}")
         if not 0.0 < float(density) <= 1.0:
@@ -148,6 +157,9 @@ class TopkState:
                 f"unknown top-k method {method!r}; expected one of: {', '.join(_TOPK_METHODS)}")
         if not 0.0 <= float(momentum) < 1.0:
             raise _InvalidArgumentError(f"momentum must be in [0, 1), got {momentum}")
+        if stream_ordered and not error_feedback:
+            raise _InvalidArgumentError("stream_ordered=True needs error_feedback=True (the selection's state "
+                                        "keeps what does not fit in the k slots)")
         self.comm, self.density, self.bucket = comm, float(density), None if bucket is None else int(bucket)
         self.momentum, self.momentum_masking = float(momentum), bool(momentum_masking)
         self._velocity: dict[int, _torch.Tensor] = {}  # DDP bucket index -> u (momentum > 0 only)
@@ -159,8 +171,27 @@ class TopkState:
             int(seed), method
         self.iter = 0
         self._feedback: dict[int, _TopkFeedback] = {}  # DDP bucket index
-        self.sent_elements = 0  # entries this rank sent through top-k (statistics)
+        self.stream_ordered = bool(stream_ordered)
+        self._slots: dict[int, _Slots] = {}  # DDP bucket index -> the stream-ordered step's buffers
+        self._sent = 0  # entries this rank sent through top-k, counted on the host
         self.total_elements = 0
+
+    @property
+    def sent_elements(self) -> int:
+        """Entries this rank sent through top-k (statistics). Stream-ordered steps keep their
+        counts on the device: reading this waits for them."""
+        return self._sent + sum(int(s.sent.item()) for s in self._slots.values())
+
+    def slots(self, index: int, like: _torch.Tensor, k: int) -> "_Slots":
+        """The stream-ordered step's buffers of DDP bucket ``index`` (made on first use, and
+        again when the bucket's size, dtype, device or k changed)."""
+        s = self._slots.get(index)
+        if s is None or s.idx.numel() != k or s.vals.dtype != like.dtype or s.vals.device != like.device \
+                or s.n != like.numel():
+            if s is not None:
+                self._sent += int(s.sent.item())
+            s = self._slots[index] = _Slots(like, k)
+        return s
 
     def maybe_increase_iter(self, bucket: _dist.GradBucket) -> None:
         """Counts an iteration when DDP hands over its last bucket (as PowerSGD does)."""
@@ -291,6 +322,10 @@ def topk_hook(state: "TopkState", bucket: _dist.GradBucket) -> _torch.futures.Fu
 
     n = buf.numel()
     k = state.k_for(n)
+    if state.stream_ordered:
+        _stream_ordered_step(state, state.feedback(index, flat), grad, flat, index, k)
+        state.maybe_increase_iter(bucket)
+        return _future(buf)
     # int32 indices: half the index traffic of int64 (buckets are far below 2^31 entries).
     itype = "int32" if n < 2**31 else "int64"
     if state.error_feedback:
@@ -300,10 +335,51 @@ def topk_hook(state: "TopkState", bucket: _dist.GradBucket) -> _torch.futures.Fu
     else:
         idx, vals = _topk(grad, k, state.method, bucket=state.bucket, seed=state.seed_for(index), step=state.iter,
                          index_dtype=itype)
-    state.sent_elements += int(idx.numel())
+    state._sent += int(idx.numel())
     state.total_elements += n
     comm.sparse_allreduce(idx, vals, n, op="avg", out=flat)
     if state.momentum > 0 and state.momentum_masking:
         grad.index_fill_(0, idx.long(), 0)  # momentum factor masking: a sent entry's velocity restarts
     state.maybe_increase_iter(bucket)
     return _future(buf)
+
+
+class _Slots:
+    """A DDP bucket's buffers for the stream-ordered top-k step: k index and value
+    slots, the selection's counts (written on the device), the sparse allreduce's
+    status word, the running count of sent entries, and, with momentum masking,
+    the entries sent (n + 1 flags: the last absorbs the unused slots)."""
+
+    def __init__(self, like: _torch.Tensor, k: int):
+        n = self.n = like.numel()
+        itype = _torch.int32 if n < 2**31 else _torch.int64
+        # Slots beyond a step's count keep what they held: index 0 at first, so always in range.
+        self.idx = _torch.zeros(k, dtype=itype, device=like.device)
+        self.vals = _torch.zeros(k, dtype=like.dtype, device=like.device)
+        self.counts = _torch.zeros(3, dtype=_torch.int64, device=like.device)
+        self.status = _torch.zeros(1, dtype=_torch.int64, device=like.device)
+        self.sent = _torch.zeros((), dtype=_torch.int64, device=like.device)
+        self.mask: "_torch.Tensor | None" = None
+        self.slot: "_torch.Tensor | None" = None
+
+    def masking(self) -> "tuple[_torch.Tensor, _torch.Tensor]":
+        if self.mask is None:
+            self.mask = _torch.zeros(self.n + 1, dtype=_torch.bool, device=self.vals.device)
+            self.slot = _torch.arange(self.idx.numel(), device=self.vals.device)
+        return self.mask, self.slot
+
+
+def _stream_ordered_step(state: "TopkState", fb, grad: _torch.Tensor, flat: _torch.Tensor, index: int, k: int):
+    """select_into + sparse_allreduce_static: nothing waits for the device."""
+    n = flat.numel()
+    s = state.slots(index, flat, k)
+    fb.select_into(grad, k, s.idx, s.vals, s.counts, state.method, bucket=state.bucket, seed=state.seed_for(index))
+    state.comm.sparse_allreduce_static(s.idx, s.vals, n, nnz=s.counts[:1], op="avg", out=flat, status=s.status)
+    s.sent.add_(s.counts[0])
+    state.total_elements += n
+    if state.momentum > 0 and state.momentum_masking:
+        # The first counts[0] slots are this step's; the others go to the mask's spare entry.
+        mask, slot = s.masking()
+        used = _torch.where(slot < s.counts[0], s.idx.long(), n)
+        mask.fill_(False).index_fill_(0, used, True)  # True: sent this step
+        grad.masked_fill_(mask[:n], 0)

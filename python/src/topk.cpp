@@ -74,20 +74,37 @@ void bindTopk(py::module_& m) {
             return step;
           },
           [](TopkState& s, uint64_t step) { check(scTopkStateSetStep(s.get(), step), nullptr); })
-      .def("select_feedback", [](TopkState& s, std::uintptr_t grad, int method, size_t k, size_t bucket, int output,
-                                 int indexType, uint64_t seed, size_t samples, std::uintptr_t indices,
-                                 std::uintptr_t values, size_t capacity, std::uintptr_t stream) {
-        scTopkConfig_t c = makeCfg(method, k, bucket, output, indexType, seed, 0, samples);
-        scTopkInfo_t info{};
-        scTopkState_t st = s.get();
-        scResult_t r;
-        {
-          py::gil_scoped_release nogil;
-          r = scTopkSelectFeedback(st, ptr(grad), &c, ptr(indices), ptr(values), capacity, &info, ptr(stream));
-        }
-        check(r, nullptr);
-        return py::make_tuple(info.nnz, info.selected);
-      });
+      .def("select_feedback",
+           [](TopkState& s, std::uintptr_t grad, int method, size_t k, size_t bucket, int output, int indexType,
+              uint64_t seed, size_t samples, std::uintptr_t indices, std::uintptr_t values, size_t capacity,
+              std::uintptr_t stream) {
+             scTopkConfig_t c = makeCfg(method, k, bucket, output, indexType, seed, 0, samples);
+             scTopkInfo_t info{};
+             scTopkState_t st = s.get();
+             scResult_t r;
+             {
+               py::gil_scoped_release nogil;
+               r = scTopkSelectFeedback(st, ptr(grad), &c, ptr(indices), ptr(values), capacity, &info, ptr(stream));
+             }
+             check(r, nullptr);
+             return py::make_tuple(info.nnz, info.selected);
+           })
+      // Stream-ordered: the counts go to `counts` (a scTopkCounts_t in the
+      // buffers' memory); never waits for the stream.
+      .def("select_feedback_async",
+           [](TopkState& s, std::uintptr_t grad, int method, size_t k, size_t bucket, int output, int indexType,
+              uint64_t seed, size_t samples, std::uintptr_t indices, std::uintptr_t values, size_t capacity,
+              std::uintptr_t counts, std::uintptr_t stream) {
+             scTopkConfig_t c = makeCfg(method, k, bucket, output, indexType, seed, 0, samples);
+             scTopkState_t st = s.get();
+             scResult_t r;
+             {
+               py::gil_scoped_release nogil;
+               r = scTopkSelectFeedbackAsync(st, ptr(grad), &c, ptr(indices), ptr(values), capacity,
+                                             static_cast<scTopkCounts_t*>(ptr(counts)), ptr(stream));
+             }
+             check(r, nullptr);
+           });
 }
 
 }  // namespace scpy

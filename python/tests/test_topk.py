@@ -131,6 +131,40 @@ def test_feedback_sum_over_steps_is_conserved():
     np.testing.assert_allclose(total_sent + fb.residual(), total_grad, rtol=1e-12, atol=1e-9)
 
 
+def test_select_into_is_select_without_a_wait():
+    """select_into writes what select returns into the caller's slots and the counts
+    (written, selected, deferred) into a 3-word array; the same residual and step."""
+    a, b = sc.TopkFeedback(5000, "float32"), sc.TopkFeedback(5000, "float32")
+    cap = 64
+    idx = np.full(cap, 7, np.uint32)
+    val = np.zeros(cap, np.float32)
+    counts = np.zeros(3, np.uint64)
+    for t in range(4):
+        g = _vec(5000, 200 + t)
+        for method in ("bracket", "exact", "threshold"):
+            want_i, want_v = a.select(g, 50, method=method, seed=9)
+            b.select_into(g, 50, idx, val, counts, method=method, seed=9)
+            nnz = int(counts[0])
+            assert nnz == want_i.size and counts[1] >= counts[0] and counts[2] == counts[1] - counts[0]
+            np.testing.assert_array_equal(idx[:nnz], want_i)
+            np.testing.assert_array_equal(val[:nnz], want_v)
+            np.testing.assert_array_equal(a.residual(), b.residual())
+            assert a.step == b.step
+    g = _vec(5000, 300)
+    with pytest.raises(sc.InvalidArgumentError, match="capacity = 10 is smaller than k = 50"):
+        b.select_into(g, 50, np.zeros(10, np.uint32), np.zeros(10, np.float32), counts)
+    with pytest.raises(sc.InvalidArgumentError, match="counts must be 3"):
+        b.select_into(g, 50, idx, val, np.zeros(2, np.uint64))
+    with pytest.raises(sc.InvalidArgumentError, match="indices has 64 slots, values 63"):
+        b.select_into(g, 50, idx, val[:63], counts)
+    with pytest.raises(sc.InvalidArgumentError, match="values is float64"):
+        b.select_into(g, 50, idx, np.zeros(cap), counts)
+    with pytest.raises(sc.InvalidArgumentError, match="state holds"):
+        b.select_into(g[:100], 50, idx, val, counts)
+    a.close()
+    b.close()
+
+
 @requires_torch
 def test_torch_tensors():
     import torch

@@ -226,6 +226,29 @@ def test_residual_conservation(gloo, tcomm, world):
     assert checked > 0
 
 
+def test_stream_ordered_step_reads_nothing_on_the_host(gloo, tcomm):
+    """stream_ordered=True: the same selections and training as the default step (the
+    sums differ in order only), the same entries sent, and no host read of a count in
+    any top-k step (the default step reads them); with momentum masking too."""
+    from sparcoll.torch import TopkState, topk_hook
+
+    for kw in ({}, {"momentum": 0.5}):
+        default = TopkState(tcomm, density=0.05, bucket=128, start_iter=2, seed=1, method="exact", **kw)
+        ordered = TopkState(tcomm, density=0.05, bucket=128, start_iter=2, seed=1, method="exact",
+                            stream_ordered=True, **kw)
+        a, _ = _train(_model(5), 12, tcomm.rank, lr=0.2, hook=topk_hook, state=default)
+        reads = tcomm.stats()["host_reads"]
+        b, _ = _train(_model(5), 12, tcomm.rank, lr=0.2, hook=topk_hook, state=ordered)
+        assert tcomm.stats()["host_reads"] == reads, kw
+        torch.testing.assert_close(_params(b.module), _params(a.module), rtol=1e-4, atol=1e-5)
+        assert ordered.sent_elements == default.sent_elements > 0
+        assert ordered.total_elements == default.total_elements
+        for i in ordered._feedback:
+            torch.testing.assert_close(ordered.residual(i), default.residual(i), rtol=1e-4, atol=1e-5)
+    with pytest.raises(sc.InvalidArgumentError, match="error_feedback"):
+        TopkState(tcomm, stream_ordered=True, error_feedback=False)
+
+
 def test_hook_without_error_feedback(gloo, tcomm):
     from sparcoll.torch import TopkState, topk_hook
 
