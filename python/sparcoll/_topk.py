@@ -258,6 +258,16 @@ class TopkFeedback:
         """residual := 0 and step := 0."""
         self._h.reset(stream_handle(stream) if self.device is not None else 0)
 
+    def _grad(self, grad, stream) -> ArrayRef:
+        """grad checked against the state: n elements of its dtype, in its memory."""
+        G = _float_input(grad, "grad", stream)
+        if G.size != self.n or G.dtype != self._code:
+            raise InvalidArgumentError(f"grad is {G.dtype_name}[{G.size}], the state holds {self.dtype}[{self.n}]")
+        if (G.device is None) != (self.device is None):
+            raise InvalidArgumentError(f"grad is on {G.where()} but the state's residual is "
+                                       f"{'in host memory' if self.device is None else f'on cuda:{self.device}'}")
+        return G
+
     def select(self, grad, k: int, method: str = "bracket", bucket: Optional[int] = None, seed: int = 0, *,
                output: str = "variable", index_dtype=None, samples: int = 0, sorted: bool = False, stream=None):
         """(indices, values) selected from grad + residual (see :func:`topk`: method "bracket"
@@ -265,12 +275,7 @@ class TopkFeedback:
         descending magnitude); updates the residual and advances the step. grad: n elements
         of the state's dtype, in its memory."""
         mc, kk, bk, oc, sd, smp = _cfg(method, k, bucket, output, seed, samples)
-        G = _float_input(grad, "grad", stream)
-        if G.size != self.n or G.dtype != self._code:
-            raise InvalidArgumentError(f"grad is {G.dtype_name}[{G.size}], the state holds {self.dtype}[{self.n}]")
-        if (G.device is None) != (self.device is None):
-            raise InvalidArgumentError(f"grad is on {G.where()} but the state's residual is "
-                                       f"{'in host memory' if self.device is None else f'on cuda:{self.device}'}")
+        G = self._grad(grad, stream)
         it, idt = _index_type(G, self.n, index_dtype)
         cap = _sparcoll.topk_max_output(self.n, mc, kk, bk, oc, it, sd, 0, smp)
         idx = empty_like_kind(G, (cap,), idt)
@@ -286,17 +291,13 @@ class TopkFeedback:
         """The stream-ordered :meth:`select`: the selection goes into the caller's ``indices`` and
         ``values`` (their length is the capacity, at least k; with a bucketed method's variable
         output, entries selected beyond it stay in the residual) and its counts into ``counts``,
-        three uint64 or int64 (entries written, selected, deferred), all in grad's memory; nothing is returned and nothing waits for the device,
-        so a step of select_into then Communicator.sparse_allreduce_static(indices, values, n,
-        nnz=counts[:1], status=...) can be captured into a CUDA graph. The first ``counts[0]``
+        three uint64 or int64 (entries written, selected, deferred), all in grad's memory; nothing
+        is returned and nothing waits for the device, so a step of select_into then
+        Communicator.sparse_allreduce_static(indices, values, n, nnz=counts[:1], status=...) can
+        be captured into a CUDA graph. The first ``counts[0]``
         slots are the selection, in index order; the others keep what they held."""
         mc, kk, bk, oc, sd, smp = _cfg(method, k, bucket, output, seed, samples)
-        G = _float_input(grad, "grad", stream)
-        if G.size != self.n or G.dtype != self._code:
-            raise InvalidArgumentError(f"grad is {G.dtype_name}[{G.size}], the state holds {self.dtype}[{self.n}]")
-        if (G.device is None) != (self.device is None):
-            raise InvalidArgumentError(f"grad is on {G.where()} but the state's residual is "
-                                       f"{'in host memory' if self.device is None else f'on cuda:{self.device}'}")
+        G = self._grad(grad, stream)
         I, V, C = as_ref(indices, "indices"), as_ref(values, "values"), as_ref(counts, "counts")
         for ref, what in ((I, "indices"), (V, "values"), (C, "counts")):
             if ref.device != G.device:
