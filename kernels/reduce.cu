@@ -188,10 +188,6 @@ cudaError_t divide(void* buf, size_t n, scDataType_t dt, int divisor, cudaStream
   });
 }
 
-}  // namespace sc::kern
-
-namespace sc::kern {
-
 cudaError_t direct(const DirectSpec& spec, cudaStream_t stream, int smCount) {
   if (spec.blocks < 1 || spec.blocks > spec.P || spec.P > kDirectMaxRanks) return cudaErrorInvalidValue;
   if (!spec.reduce) {

@@ -131,10 +131,10 @@ class SparseMixin:
         order, then list order, so every rank gets the same bits. Returns the dense (dim,) result
         (or writes ``out``). nnz: an int (default: every slot), or a one-element uint64 (or int64)
         array or tensor in the values' memory (a device count, read in stream order). status: None,
-        or a one-element uint64 (or int64) array or tensor in that memory that the caller zeroes: a data error
-        (count > capacity, index >= dim) writes its status word there while it is still 0 (decode:
-        rank = s >> 42, position = (s >> 2) & (2**40 - 1), kind = s & 3). Host arrays also raise
-        InvalidArgumentError on every rank; device arrays with a status word never wait.
+        or a one-element uint64 (or int64) array or tensor in that memory that the caller zeroes: a
+        data error (count > capacity, index >= dim) writes its status word there while it is still
+        0 (decode: rank = s >> 42, position = (s >> 2) & (2**40 - 1), kind = s & 3). Host arrays
+        also raise InvalidArgumentError on every rank; device arrays with a status word never wait.
         """
         I, V = _inputs(self, indices, values, stream)
         if I.size == 0:

@@ -294,8 +294,8 @@ class TopkFeedback:
         three uint64 or int64 (entries written, selected, deferred), all in grad's memory; nothing
         is returned and nothing waits for the device, so a step of select_into then
         Communicator.sparse_allreduce_static(indices, values, n, nnz=counts[:1], status=...) can
-        be captured into a CUDA graph. The first ``counts[0]``
-        slots are the selection, in index order; the others keep what they held."""
+        be captured into a CUDA graph. The first ``counts[0]`` slots are the selection, in index
+        order; the others keep what they held."""
         mc, kk, bk, oc, sd, smp = _cfg(method, k, bucket, output, seed, samples)
         G = self._grad(grad, stream)
         I, V, C = as_ref(indices, "indices"), as_ref(values, "values"), as_ref(counts, "counts")

@@ -5,7 +5,6 @@
 #include <exception>
 
 #include "core/dtype.h"
-
 #include "transport/local/device.h"
 #include "transport/local/direct.h"
 #include "transport/local/world.h"
@@ -23,23 +22,22 @@ DirectSpec specOf(const World& w, const DirectCall& d) {
   }
 }
 
-// Every rank's call equal to rank 0's, or the first difference.
-std::string mismatch(const DirectCall& d) {
-  for (size_t q = 1; q < d.sig.size(); ++q)
-    if (!(d.sig[q] == d.sig[0]))
-      return cat("mismatched native calls: rank ", q, " called ", nativeSigText(d.sig[q]), ", rank 0 called ",
-                 nativeSigText(d.sig[0]));
-  return {};
-}
-
-}  // namespace
-
 std::string nativeSigText(const NativeSig& s) {
   static const char* kinds[] = {"allreduce", "reduce-scatter", "allgather", "broadcast"};
   std::string t = cat(kinds[s.kind], "(count=", s.count, ", ", dtypeName(s.dt));
   if (s.kind < 2) t += cat(", op ", int(s.op));
   if (s.kind == 3) t += cat(", root ", s.root);
   return t + cat(") as call #", s.seq);
+}
+
+}  // namespace
+
+std::string nativeMismatch(const std::vector<NativeSig>& sig) {
+  for (size_t q = 1; q < sig.size(); ++q)
+    if (!(sig[q] == sig[0]))
+      return cat("mismatched native calls: rank ", q, " called ", nativeSigText(sig[q]), ", rank 0 called ",
+                 nativeSigText(sig[0]));
+  return {};
 }
 
 void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>& pool, const DirectArgs& a,
@@ -99,22 +97,22 @@ void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>
     SC_REQUIRE(d.error.empty(), scRemoteError, d.error);
     void* done = d.done;
     lk.unlock();
+    std::exception_ptr failed;
     try {
       localdev::streamWait(device, a.stream, done);
     } catch (...) {
-      lk.lock();
-      if (--d.waitsLeft == 0) d.donePool->put(done);
-      throw;
+      failed = std::current_exception();
     }
     lk.lock();
-    // The last wait on it is enqueued: back to the executor's pool.
+    // The last wait on it is enqueued (or failed): back to the executor's pool.
     if (--d.waitsLeft == 0) d.donePool->put(done);
+    if (failed) std::rethrow_exception(failed);
     return;
   }
   // The last to arrive: every rank's point is recorded, so its stream can
   // wait for all of them, run the kernel, and mark the point after it. The
   // table is read under the lock; nobody writes it before the call completes.
-  std::string error = mismatch(d);
+  std::string error = nativeMismatch(d.sig);
   const DirectSpec spec = error.empty() ? specOf(w, d) : DirectSpec{};
   void* readyOf[kDirectMaxRanks];
   EventPool* poolOf[kDirectMaxRanks];

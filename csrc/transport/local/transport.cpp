@@ -212,14 +212,10 @@ class LocalTransport final : public Transport {
       std::lock_guard<std::mutex> lk(w_->m);
       S = w_->nativeSend;
       R = w_->nativeRecv;
-      const std::vector<NativeSig>& sig = w_->nativeSig;
-      for (int q = 1; q < w_->P && mismatch.empty(); ++q)
-        if (!(sig[q] == sig[0]))
-          mismatch = cat("rank ", q, " called ", local::nativeSigText(sig[q]), ", rank 0 called ",
-                         local::nativeSigText(sig[0]));
+      mismatch = local::nativeMismatch(w_->nativeSig);
     }
     barrier(nullptr, dl);  // everyone read the table: it may be reused
-    SC_REQUIRE(mismatch.empty(), scRemoteError, "mismatched native calls: ", mismatch);
+    SC_REQUIRE(mismatch.empty(), scRemoteError, mismatch);
     body(S, R);
     barrier(nullptr, dl);  // nobody returns while a peer still reads its buffers
   }

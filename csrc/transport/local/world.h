@@ -177,6 +177,8 @@ struct DirectArgs {
 };
 void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>& pool, const DirectArgs& a,
                 const Deadline& dl, Transport& owner);
-std::string nativeSigText(const NativeSig& s);
+// "mismatched native calls: rank q called ..., rank 0 called ..." for the
+// first rank whose call differs from rank 0's; empty when all agree.
+std::string nativeMismatch(const std::vector<NativeSig>& sig);
 
 }  // namespace sc::local
