@@ -86,7 +86,7 @@ void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>
       if (!ok) {
         std::string missing;
         for (int r = 0; r < w.P; ++r)
-          if (r != rank && d.sig[size_t(r)].seq != a.sig.seq)
+          if (r != rank && w.state[size_t(r)].seq < a.sig.seq)  // a rank that came and gave up is no culprit
             missing += cat(missing.empty() ? "" : ", ", r, " (its last call: #", w.state[size_t(r)].seq, ")");
         SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", a.sig.seq, ": rank ", rank,
                  " was waiting in a native call for ranks that have not reached it: ", missing,
