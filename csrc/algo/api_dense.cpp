@@ -65,8 +65,13 @@ void checkOverlap(const void* send, size_t sendElems, const void* recv, size_t r
 
 void finishAvg(Ctx& c, scAlgo_t algo, void* buf, size_t n) {
   if (c.op == scAvg && c.size > 1 && !(algo == scAlgoNative && c.comm.transport->nativeHasAvg()))
-    c.comm.backend->divide(buf, n, c.dt, c.size, c.stream);
+    c.divide(buf, n, c.size);
 }
+
+// sparcoll's own schedules may run as plans (Transport::plans): their steps
+// never depend on the data. A native call is the library's own; one rank
+// moves nothing.
+bool planned(const scComm& comm, scAlgo_t a) { return a != scAlgoNative && comm.size() > 1; }
 
 // Native calls get sum when the library has no avg; finishAvg divides.
 scRedOp_t nativeOp(const Ctx& c) { return c.op == scAvg && !c.comm.transport->nativeHasAvg() ? scSum : c.op; }
@@ -86,7 +91,7 @@ extern "C" scResult_t scAllReduce(const void* send, void* recv, size_t count, sc
     checkOverlap(send, count, recv, count, dt, send == recv, [] { return "recvbuf == sendbuf"; });
     setCall(*comm, {"scAllReduce", count, dt, op, algoName(a)});
     if (count == 0) return;
-    Ctx c(*comm, dt, op, stream);
+    Ctx c(*comm, dt, op, stream, planned(*comm, a));
     if (c.size == 1) {
       c.copy(recv, send, count);
       return;
@@ -99,6 +104,7 @@ extern "C" scResult_t scAllReduce(const void* send, void* recv, size_t count, sc
       default: SC_THROW(scInternalError, "unresolved algorithm");
     }
     finishAvg(c, a, recv, count);
+    c.run();
   });
 }
 
@@ -116,7 +122,7 @@ extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvc
     });
     setCall(*comm, {"scReduceScatter", recvcount, dt, op, algoName(a)});
     if (recvcount == 0) return;
-    Ctx c(*comm, dt, op, stream);
+    Ctx c(*comm, dt, op, stream, planned(*comm, a));
     if (c.size == 1) {
       c.copy(recv, send, recvcount);
       return;
@@ -135,6 +141,7 @@ extern "C" scResult_t scReduceScatter(const void* send, void* recv, size_t recvc
       default: SC_THROW(scInternalError, "unresolved algorithm");
     }
     finishAvg(c, a, recv, recvcount);
+    c.run();
   });
 }
 
@@ -151,7 +158,7 @@ extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount
     });
     setCall(*comm, {"scAllGather", sendcount, dt, -1, algoName(a)});
     if (sendcount == 0) return;
-    Ctx c(*comm, dt, scSum, stream);
+    Ctx c(*comm, dt, scSum, stream, planned(*comm, a));
     switch (a) {
       case scAlgoRing:
         c.copy(c.at(recv, c.rank * sendcount), send, sendcount);
@@ -161,6 +168,7 @@ extern "C" scResult_t scAllGather(const void* send, void* recv, size_t sendcount
       case scAlgoNative: comm->transport->nativeAllGather(send, recv, sendcount, dt, stream, c.dl); break;
       default: SC_THROW(scInternalError, "unresolved algorithm");
     }
+    c.run();
   });
 }
 
@@ -174,13 +182,14 @@ extern "C" scResult_t scBroadcast(void* buf, size_t count, scDataType_t dt, int 
     const scAlgo_t a = chooseAlgo(*comm, Coll::Broadcast, algo, count * dtypeSize(dt));
     setCall(*comm, {"scBroadcast", count, dt, -1, algoName(a), uint64_t(root)});
     if (count == 0 || comm->size() == 1) return;
-    Ctx c(*comm, dt, scSum, stream);
+    Ctx c(*comm, dt, scSum, stream, planned(*comm, a));
     switch (a) {
       case scAlgoBinomial: binomialBroadcast(c, buf, count, root); break;
       case scAlgoScatterAllGather: scatterAllGatherBroadcast(c, buf, count, root); break;
       case scAlgoNative: comm->transport->nativeBroadcast(buf, count, dt, root, stream, c.dl); break;
       default: SC_THROW(scInternalError, "unresolved algorithm");
     }
+    c.run();
   });
 }
 

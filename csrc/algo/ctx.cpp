@@ -24,7 +24,44 @@ class NamedRound final : public Round {
   const Ctx& c_;
 };
 
+// A planned round (Ctx, planned): its wait is a step of the plan.
+class PlannedRound final : public Round {
+ public:
+  PlannedRound(const Ctx& c, CallPlan& plan, size_t post) : c_(c), plan_(plan), post_(post) {}
+  void wait(const Deadline&) override {
+    CallPlan::Step s = c_.planStep(CallPlan::Wait);
+    s.first = post_;
+    plan_.steps.push_back(s);
+  }
+
+ private:
+  const Ctx& c_;
+  CallPlan& plan_;
+  const size_t post_;
+};
+
 }  // namespace
+
+void Ctx::planLocal(CallPlan::Kind kind, void* dst, const void* a, const void* b, size_t n, int divisor) {
+  CallPlan::Step s = planStep(kind);
+  s.dst = dst;
+  s.a = a;
+  s.b = b;
+  s.count = n;
+  s.dt = dt;
+  s.op = op;
+  s.divisor = divisor;
+  plan_->steps.push_back(s);
+}
+
+void Ctx::runPlan() {
+  phase_ = nullptr;  // a plan's errors name their own steps' phases
+  try {
+    comm.transport->runPlan(*plan_, *this);
+  } catch (const Error& e) {
+    throw e.within(where());
+  }
+}
 
 std::string Ctx::where() const {
   std::string w;
@@ -69,7 +106,14 @@ std::unique_ptr<Round> Ctx::postRaw(std::vector<P2POp>& ops) {
   if (drop) ops.erase(std::remove_if(ops.begin(), ops.end(), dropped), ops.end());
   if (!ops.empty()) comm.stats.rounds++;
   comm.recorder->round(ops, phase_, step_, steps_);
-  return comm.transport->post(ops, stream, dl);
+  if (!plan_) return comm.transport->post(ops, stream, dl);
+  if (ops.empty()) return nullptr;
+  CallPlan::Step s = planStep(CallPlan::Post);
+  s.first = plan_->ops.size();
+  s.count = ops.size();
+  plan_->steps.push_back(s);
+  plan_->ops.insert(plan_->ops.end(), ops.begin(), ops.end());
+  return std::make_unique<PlannedRound>(*this, *plan_, plan_->posts++);
 }
 
 std::unique_ptr<Round> Ctx::post(std::vector<P2POp> ops) { return std::make_unique<NamedRound>(postRaw(ops), *this); }

@@ -1,6 +1,7 @@
 // What a schedule sees: the primitives send/recv (in rounds), reduce, copy and
 // scratch memory, bound to one call (dtype, op, stream, deadline). Traffic is
-// counted here, once, whatever the transport.
+// counted here, once, whatever the transport. A planned call's primitives
+// are recorded here (CallPlan) and run at its end (Ctx::run).
 #pragma once
 
 #include <algorithm>
@@ -25,7 +26,10 @@ struct Blocks {
 
 class Ctx {
  public:
-  Ctx(scComm& c, scDataType_t dt, scRedOp_t op, void* stream)
+  // planned: the schedule may be recorded and run at the end (run()) where
+  // the transport plans calls (Transport::plans): only for schedules whose
+  // steps never depend on the data they move (the dense ones).
+  Ctx(scComm& c, scDataType_t dt, scRedOp_t op, void* stream, bool planned = false)
       : comm(c),
         dt(dt),
         op(op),
@@ -35,7 +39,24 @@ class Ctx {
         stream(stream),
         dl(c.callDeadline()),
         ringOrder_(c.topo ? c.topo->order.data() : nullptr),
-        ringPos_(c.topo ? c.topo->pos.data() : nullptr) {}
+        ringPos_(c.topo ? c.topo->pos.data() : nullptr) {
+    if (planned && c.transport->plans()) {
+      plan_ = &c.plan;
+      plan_->clear();
+      c.holdScratch(true);
+    }
+  }
+  // A planned call's scratch buffers that grew during it go back now, in the
+  // stream's order after the work that used them (scComm::holdScratch).
+  ~Ctx() {
+    if (plan_) comm.holdScratch(false, stream);
+  }
+  // A copy (a Ctx returned by value) is of an unplanned one: a plan has one owner.
+  Ctx(const Ctx& o) : Ctx(o.comm, o.dt, o.op, o.stream) {
+    SC_REQUIRE(!o.plan_, scInternalError, "a planned call's context was copied");
+    nodeOf = o.nodeOf;
+  }
+  Ctx& operator=(const Ctx&) = delete;
 
   scComm& comm;
   const scDataType_t dt;
@@ -105,10 +126,33 @@ class Ctx {
 
   // dst = a op b over n elements.
   void reduce(void* dst, const void* a, const void* b, size_t n) {
-    if (n) comm.backend->reduce(dst, a, b, n, dt, op, stream);
+    if (!n) return;
+    if (plan_) return planLocal(CallPlan::Reduce, dst, a, b, n);
+    comm.backend->reduce(dst, a, b, n, dt, op, stream);
   }
   void copy(void* dst, const void* src, size_t n) {
-    if (n && dst != src) comm.backend->copy(dst, src, n * esz, stream);
+    if (!n || dst == src) return;
+    if (plan_) return planLocal(CallPlan::Copy, dst, src, nullptr, n * esz);
+    comm.backend->copy(dst, src, n * esz, stream);
+  }
+  // buf /= divisor over n elements (avg's one division).
+  void divide(void* buf, size_t n, int divisor) {
+    if (!n) return;
+    if (plan_) return planLocal(CallPlan::Divide, buf, nullptr, nullptr, n, divisor);
+    comm.backend->divide(buf, n, dt, divisor, stream);
+  }
+  // The end of the schedule: a planned call runs now (Transport::runPlan);
+  // otherwise everything was enqueued as it went.
+  void run() {
+    if (plan_) runPlan();
+  }
+  // The plan's step of `kind` at the schedule's current phase.
+  CallPlan::Step planStep(CallPlan::Kind kind) const {
+    CallPlan::Step s{kind};
+    s.phase = phase_;
+    s.step = step_;
+    s.steps = steps_;
+    return s;
   }
   // The communicator's scratch buffer of `slot`, with room for elems elements.
   char* scratch(Scratch slot, size_t elems) { return comm.scratch(slot, std::max<size_t>(elems * esz, 1), stream); }
@@ -118,6 +162,9 @@ class Ctx {
  private:
   // Counts the round's traffic, records it and posts it (zero-byte messages dropped).
   std::unique_ptr<Round> postRaw(std::vector<P2POp>& ops);
+  void planLocal(CallPlan::Kind kind, void* dst, const void* a, const void* b, size_t n, int divisor = 1);
+  void runPlan();
+  CallPlan* plan_ = nullptr;
   const char* phase_ = nullptr;
   int step_ = 0, steps_ = 0;
   const int* const ringOrder_;

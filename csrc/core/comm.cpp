@@ -230,6 +230,19 @@ scComm::~scComm() {
   for (auto& s : scratch_) backend->release(s.first);
 }
 
+void scComm::holdScratch(bool on, void* stream) noexcept {
+  holding_ = on;
+  if (on) return;
+  for (void* p : held_) {
+    try {
+      backend->releaseOn(p, stream, deadline());
+    } catch (...) {
+      backend->release(p);  // the stream is broken: nothing more runs on it
+    }
+  }
+  held_.clear();
+}
+
 char* scComm::scratch(sc::Scratch slot, size_t bytes, void* stream) {
   const size_t i = size_t(slot);
   if (scratch_.size() <= i) scratch_.resize(i + 1, {nullptr, 0});
@@ -242,7 +255,8 @@ char* scComm::scratch(sc::Scratch slot, size_t bytes, void* stream) {
       // without any wait, which also means no hang behind a dead peer's
       // transfer. Earlier calls on other streams were ordered before this one
       // by the caller, as sparcoll.h asks of calls on different streams.
-      backend->releaseOn(s.first, stream, deadline());
+      if (holding_) held_.push_back(s.first);
+      else backend->releaseOn(s.first, stream, deadline());
       s = {nullptr, 0};
     }
     s.first = backend->allocOn(bytes, stream);

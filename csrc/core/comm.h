@@ -142,6 +142,13 @@ struct scComm {
   // The grow-only scratch buffer of `slot` (kept between calls), for work
   // enqueued on `stream` (the call's stream; NULL on host communicators).
   char* scratch(sc::Scratch slot, size_t bytes, void* stream);
+  // While a planned call is recorded (algo/ctx.h), a scratch buffer that grows
+  // keeps its old memory: work recorded on it is enqueued only when the plan
+  // runs, after a stream-ordered release would already have handed it out
+  // again. holdScratch(false, stream) releases what was kept, on `stream`.
+  void holdScratch(bool on, void* stream = nullptr) noexcept;
+  // The planned call's record, its capacity kept across calls.
+  sc::CallPlan plan;
   // Blocks the host until `stream`'s work is done (Backend::sync), counted in
   // scStats_t.hostSyncs on device communicators: every wait of a call for
   // the device goes through here.
@@ -152,5 +159,7 @@ struct scComm {
 
  private:
   std::vector<std::pair<void*, size_t>> scratch_;
+  bool holding_ = false;
+  std::vector<void*> held_;
   int rank_ = 0, size_ = 1;
 };

@@ -133,7 +133,9 @@ void staticAllReduce(scComm* comm, const StaticArgs& a) {
   setCall(*comm, {"scSparseAllReduceStatic", a.cap, int(a.vt), int(a.op), algoName(ag),
                   a.dim << 1 | uint64_t(a.it == scIndexU64)});
   void* stream = a.stream;
-  Ctx c(*comm, scUint64, scSum, stream);
+  // The allgather's steps are fixed by the capacity: a planned call where
+  // the transport plans (one meeting on device-local ranks).
+  Ctx c(*comm, scUint64, scSum, stream, P > 1 && ag != scAlgoNative);
   std::unique_ptr<SparseOps> ops = makeOps(*comm, a.it, a.vt, stream, c.dl);
 
   // Pack: [count | indices | values] at this rank's slot; unused slots stay
@@ -152,6 +154,7 @@ void staticAllReduce(scComm* comm, const StaticArgs& a) {
     }
   }
   if (P > 1) allGatherBlocks(c, ag, blocks, B / 8);
+  c.run();
   if (localError) std::rethrow_exception(localError);
 
   // Sum: every slot as a sort pair, the stable sort + in-order sum of each

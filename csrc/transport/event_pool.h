@@ -25,7 +25,8 @@ class EventPool {
   EventPool& operator=(const EventPool&) = delete;
 
   // An event marking `stream`'s current point; a new one is counted in
-  // `owner`'s stats. Called by the owning rank's thread only.
+  // `owner`'s stats. Called by the owning rank's thread, or for it while it
+  // waits in a meeting (the planned call's executor: local/plan_call.cpp).
   void* record(void* stream, Transport& owner) {
     void* ev = nullptr;
     {

@@ -19,6 +19,7 @@ namespace sc {
 enum class Mem { Host, Device };
 
 class Backend;
+class Ctx;
 
 // A receive whose message is reduced on arrival instead of stored: buf =
 // message op own (own op message when ownFirst), elementwise over
@@ -49,6 +50,36 @@ class Round {
  public:
   virtual ~Round() = default;
   virtual void wait(const Deadline& dl) = 0;
+};
+
+// A call's schedule as data (Transport::plans): what one rank's schedule
+// posted, waited for and computed, in its order. Ctx records it as the
+// schedule runs, enqueueing nothing; the transport then runs every rank's
+// plan at once. A dense schedule's steps never depend on the data, so the
+// record is the schedule itself. Kept by the communicator and cleared per
+// call, so a run of calls reuses its capacity.
+struct CallPlan {
+  enum Kind { Post, Wait, Reduce, Copy, Divide };
+  struct Step {
+    Kind kind;
+    size_t first = 0, count = 0;  // Post: its ops in `ops`; Wait: the post it completes (its index among posts)
+    void* dst = nullptr;          // Reduce: dst = a op b; Copy: bytes (count) from a; Divide: dst /= divisor
+    const void* a = nullptr;
+    const void* b = nullptr;
+    scDataType_t dt = scFloat32;
+    scRedOp_t op = scSum;
+    int divisor = 1;
+    const char* phase = nullptr;  // Ctx::phase at the step, for errors
+    int step = 0, steps = 0;
+  };
+  std::vector<Step> steps;
+  std::vector<P2POp> ops;
+  size_t posts = 0;
+  void clear() {
+    steps.clear();
+    ops.clear();
+    posts = 0;
+  }
 };
 
 class Transport {
@@ -87,6 +118,19 @@ class Transport {
   // one device), so it can reduce straight out of it. The buffer a fused
   // receive writes must not overlap what its round sends.
   virtual bool fusesReduce(int /*peer*/) const { return false; }
+
+  // Whether the dense schedules run as plans (CallPlan): recorded by every
+  // rank, then run by runPlan, which meets the other ranks once per call
+  // instead of at every message. The local transport on device buffers:
+  // there one thread can enqueue every rank's work in an order that keeps
+  // each stream's waits behind the records they wait for.
+  virtual bool plans() const { return false; }
+  // Runs this rank's part of a planned call (`plan`, recorded by `c`, whose
+  // backend, stream and deadline it is); returns once every rank's work is
+  // enqueued, or throws the same error on every rank that met.
+  virtual void runPlan(const CallPlan& /*plan*/, const Ctx& /*c*/) {
+    SC_THROW(scInternalError, name(), " transport runs no planned calls");
+  }
 
   // Null where there is nothing to wait for (a transport may return it for
   // a round without messages).

@@ -190,7 +190,8 @@ INSTANTIATE_TEST_SUITE_P(P, DeviceLocal, testing::ValuesIn(kPs),
                          [](const testing::TestParamInfo<int>& i) { return "P" + std::to_string(i.param); });
 
 // Same schedule, same counters as on host: ring and Rabenseifner send exactly
-// 2(P-1)/P * S bytes per rank for power-of-two P and count divisible by P.
+// 2(P-1)/P * S bytes per rank for power-of-two P and count divisible by P;
+// and, as a planned call, one meeting of the ranks per call, no host wait.
 TEST(DeviceLocalTraffic, BandwidthOptimal) {
   SC_REQUIRE_GPU();
   for (int P : {2, 4, 8}) {
@@ -207,6 +208,8 @@ TEST(DeviceLocalTraffic, BandwidthOptimal) {
         ASSERT_EQ(scCommGetStats(comm, &st), scSuccess);
         EXPECT_EQ(st.bytesSent, 2 * (P - 1) * S / P) << dtest::algoStr(algo) << " P=" << P;
         EXPECT_EQ(st.bytesRecv, 2 * (P - 1) * S / P) << dtest::algoStr(algo) << " P=" << P;
+        EXPECT_EQ(st.rendezvous, 1u) << "a planned call meets once: " << dtest::algoStr(algo) << " P=" << P;
+        EXPECT_EQ(st.hostSyncs, 0u) << dtest::algoStr(algo) << " P=" << P;
         const Bytes got = download(buf.get(), S, s);
         EXPECT_EQ(got, dtest::makeExpected(scFloat32, scSum, P, 0, count));
       }

@@ -211,7 +211,10 @@ typedef struct {
    *  rendezvous     handshakes of this rank's host with another rank's
    *                 host: each message of the mpi and local transports (its
    *                 partner must have posted or taken it), each barrier;
-   *                 nccl's messages are ordered on the device and count none;
+   *                 on device buffers of the local transport one per dense
+   *                 collective call, whatever its rounds (every rank's
+   *                 schedule is enqueued at one meeting); nccl's messages
+   *                 are ordered on the device and count none;
    *  hostSyncs      waits of the host for the device (a stream synchronize,
    *                 a host read of a device-resident size); 0 on host
    *                 communicators;

@@ -70,31 +70,11 @@ void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>
   d.ready[q] = ready;
   d.pool[q] = pool;
   d.sig[q] = a.sig;
-  w.state[q].seq = a.sig.seq;
-  const uint64_t gen = d.gen;
-  if (++d.arrived < w.P) {
-    w.cv.notify_all();
-    w.state[q].waitingFor = -2;
-    const bool ok = w.waitUntil(lk, dl, [&] { return d.gen != gen || w.abortedElsewhere(rank); });
-    if (d.gen == gen) {
-      // Withdrawn: a rank arriving later must not run the kernel over this
-      // rank's buffers, which its caller may free once this call returns.
-      --d.arrived;
-      d.sig[q] = NativeSig{};
-      pool->put(ready);
-      w.throwIfAbortedElsewhere(rank);
-      if (!ok) {
-        std::string missing;
-        for (int r = 0; r < w.P; ++r)
-          if (r != rank && w.state[size_t(r)].seq < a.sig.seq)  // a rank that came and gave up is no culprit
-            missing += cat(missing.empty() ? "" : ", ", r, " (its last call: #", w.state[size_t(r)].seq, ")");
-        SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", a.sig.seq, ": rank ", rank,
-                 " was waiting in a native call for ranks that have not reached it: ", missing,
-                 "; they are the likely culprits (stopped, or busy outside sparcoll)");
-      }
-    }
-    w.state[q].waitingFor = -1;
-    SC_REQUIRE(d.error.empty(), scRemoteError, d.error);
+  const bool last = w.arrive(d.meet, lk, rank, a.sig.seq, dl, "a native call", [&] {
+    d.sig[q] = NativeSig{};
+    pool->put(ready);
+  });
+  if (!last) {
     void* done = d.done;
     lk.unlock();
     std::exception_ptr failed;
@@ -137,13 +117,10 @@ void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>
   // Every wait on the ranks' points is enqueued (or none will be).
   for (int r = 0; r < w.P; ++r) poolOf[r]->put(readyOf[r]);
   lk.lock();
-  d.error = error;
   d.done = done;
   d.donePool = pool;
   d.waitsLeft = w.P - 1;
-  d.arrived = 0;
-  ++d.gen;
-  w.cv.notify_all();
+  w.complete(d.meet, error);
   lk.unlock();
   if (failed) std::rethrow_exception(failed);
   SC_REQUIRE(error.empty(), scRemoteError, error);

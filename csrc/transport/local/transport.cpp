@@ -8,7 +8,10 @@
 // receiver's stream waits for the copy in wait(), the sender's stream too
 // (events pooled per rank: transport/event_pool.h). So the receiver's
 // stream runs the schedule's local work between a post and its wait (the
-// ring's reduction of slice k) while the copy of slice k+1 runs.
+// ring's reduction of slice k) while the copy of slice k+1 runs. The dense
+// schedules on device buffers run this protocol as planned calls instead
+// (local/plan_call.cpp): one thread enqueues every rank's rounds, so the
+// ranks meet once per call rather than at every message.
 // Each send carries its call's sequence number: a receiver meeting a message
 // of another call (ranks that made different calls) reports it instead of
 // taking it, so no call ever consumes another's data.
@@ -132,6 +135,15 @@ class LocalTransport final : public Transport {
   }
 
   std::unique_ptr<Transport> shrink(const std::vector<int>& exclude, const Deadline& dl) override;
+
+  // Device buffers: one thread enqueues every rank's schedule
+  // (local/plan_call.cpp), so the ranks meet once per call.
+  bool plans() const override { return device_ >= 0; }
+  void runPlan(const CallPlan& plan, const Ctx& c) override {
+    SC_REQUIRE(!aborted_, scInvalidUsage, "local transport was aborted");
+    countRendezvous();
+    local::plannedCall(*w_, rank_, {&plan, &c, this, events().get(), side(), device_, seq_, sig_}, c.dl);
+  }
 
   // Shared-memory baseline: every rank reduces its block straight from all
   // ranks' buffers, then copies the other blocks from their owners.
@@ -288,11 +300,15 @@ void LocalRound::wait(const Deadline& dl) {
       std::unique_lock<std::mutex> lk(w.m);
       auto& q = w.queue(r.peer, me);
       w.state[size_t(me)].waitingFor = r.peer;
-      const bool ok = w.waitUntil(lk, dl, [&] { return !q.empty() || w.abortedElsewhere(me); });
+      const bool ok =
+          w.waitUntil(lk, dl, [&] { return !q.empty() || w.abortedElsewhere(me) || w.meetsIn(r.peer, seq_); });
       // A rank that fails here keeps its wait on record: ranks timing out
       // at the same moment follow the chain through it.
       if (!q.empty()) w.state[size_t(me)].waitingFor = -1;
       if (q.empty()) w.throwIfAbortedElsewhere(me);
+      SC_REQUIRE(!q.empty() || !w.meetsIn(r.peer, seq_), scRemoteError, "mismatched calls: rank ", me, " in call #",
+                 seq_, " expected ", bytesText(r.bytes), " from rank ", r.peer,
+                 ", which made another kind of call (another collective, algorithm or memory kind) as call #", seq_);
       if (!ok)
         SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq_, ": rank ", me,
                  " was waiting for ", bytesText(r.bytes), " from rank ", r.peer, w.culprit(me, r.peer, seq_));

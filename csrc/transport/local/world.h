@@ -1,7 +1,7 @@
 // The state the in-process ranks of one local world share: the mailboxes of
 // published sends, what each rank is doing (for a timeout's culprit), the
-// first abort, the native collectives' tables and the shrinks. Guarded by
-// World::m; used by transport/local/transport.cpp only.
+// first abort, the native and planned calls' tables and the shrinks. Guarded by
+// World::m; used by the local transport's files only (transport/local/).
 #pragma once
 
 #include <sched.h>
@@ -52,6 +52,29 @@ struct NativeSig {
   }
 };
 
+// A meeting of every rank once per call (the direct call's, the planned
+// call's): each rank publishes its part under the lock and arrives
+// (World::arrive); the last to arrive runs the call for all while the others
+// wait, and completes the meeting (World::complete).
+struct Meeting {
+  int arrived = 0;
+  uint64_t gen = 0;      // meetings completed; a rank waits for the one it arrived in
+  bool running = false;  // the last arriver runs the call: nobody withdraws now
+  std::string error;     // the last meeting's call failed on every rank, for this reason
+};
+
+// A rank's part of a planned call (Transport::plans; transport/local/plan_call.cpp).
+struct PlanRank {
+  const CallPlan* plan = nullptr;  // null: not there (not arrived, or withdrawn)
+  const Ctx* ctx = nullptr;        // the rank's backend, stream and call
+  Transport* owner = nullptr;      // counts the events created
+  EventPool* events = nullptr;     // the rank's events
+  void* side = nullptr;            // the rank's copy stream
+  int device = -1;
+  uint64_t seq = 0;  // the call and its signature's hash
+  uint32_t sig = 0;
+};
+
 // A one-device direct call being assembled (transport/local/direct.h): every
 // rank publishes its buffers, its call and its stream's point; the last to
 // arrive checks that the calls agree, enqueues the one kernel and publishes
@@ -62,12 +85,10 @@ struct DirectCall {
   std::vector<void*> ready;  // each rank's stream at the call, from its pool
   std::vector<std::shared_ptr<EventPool>> pool;
   std::vector<NativeSig> sig;
-  int arrived = 0;
-  uint64_t gen = 0;      // calls completed; a rank waits for the one it arrived in
+  Meeting meet;
   void* done = nullptr;  // the executor's stream after the kernel
   std::shared_ptr<EventPool> donePool;
   int waitsLeft = 0;  // ranks yet to enqueue their wait for `done`
-  std::string error;  // the call failed on every rank, for this reason
 };
 
 struct World {
@@ -87,7 +108,20 @@ struct World {
   struct State {
     uint64_t seq = 0;
     int waitingFor = -1;
+    const Meeting* meeting = nullptr;  // the meeting it waits in (arrive)
   };
+  // Whether rank q waits in a meeting of call `seq`: a rank of that call
+  // waiting for its message made another kind of call.
+  bool meetsIn(int q, uint64_t seq) const { return state[size_t(q)].meeting && state[size_t(q)].seq == seq; }
+  // A rank other than `me` in call `seq` that waits for a round's message,
+  // or in a meeting other than `mt`: it made another kind of call. -1: none.
+  int strayPeer(int me, uint64_t seq, const Meeting& mt) const {
+    for (int q = 0; q < P; ++q) {
+      const State& s = state[size_t(q)];
+      if (q != me && s.seq == seq && (s.waitingFor >= 0 || (s.meeting && s.meeting != &mt))) return q;
+    }
+    return -1;
+  }
   std::vector<State> state = std::vector<State>(size_t(P));
   // Who holds up `me`, which waits for `peer` in call `seq`: the chain of
   // waits from peer on, to the rank at its end, which is not waiting (stopped,
@@ -122,6 +156,8 @@ struct World {
   std::vector<const void*> nativeSend, nativeRecv;
   std::vector<NativeSig> nativeSig;
   DirectCall direct;
+  std::vector<PlanRank> plans = std::vector<PlanRank>(size_t(P));
+  Meeting planMeet;
   // Whether every rank's buffers are on one device (the direct call's case).
   bool oneDevice() const {
     for (int d : device)
@@ -163,6 +199,66 @@ struct World {
     }
   }
   static constexpr int kYields = 2000;
+
+  // Arrives at `mt` as `rank` in call `seq`, under lk, having published its
+  // part. The last to arrive gets true, lock held and mt.running set: it runs
+  // the call (unlocked if it likes), then calls complete(). The others get
+  // false once it has, lock held, or throw mt.error as scRemoteError; at
+  // their deadline or an abort elsewhere before the last arrived they call
+  // withdraw() (the call must not run over their buffers: their callers may
+  // free them once they return) and throw scTimeout naming the ranks that
+  // never came, or scRemoteError. `what` names the call ("a native call").
+  template <class Withdraw>
+  bool arrive(Meeting& mt, std::unique_lock<std::mutex>& lk, int rank, uint64_t seq, const Deadline& dl,
+              const char* what, Withdraw withdraw) {
+    State& me = state[size_t(rank)];
+    me.seq = seq;
+    const uint64_t gen = mt.gen;
+    if (++mt.arrived == P) {
+      mt.running = true;
+      return true;
+    }
+    cv.notify_all();
+    me.waitingFor = -2;
+    me.meeting = &mt;
+    int stray = -1;
+    const bool ok = waitUntil(lk, dl, [&] {
+      return mt.gen != gen || mt.running || abortedElsewhere(rank) || (stray = strayPeer(rank, seq, mt)) >= 0;
+    });
+    // The last arriver only enqueues work: wait for it past any deadline.
+    if (mt.gen == gen && mt.running) cv.wait(lk, [&] { return mt.gen != gen; });
+    me.meeting = nullptr;
+    if (mt.gen == gen) {
+      --mt.arrived;
+      withdraw();
+      cv.notify_all();  // a rank waiting for this one's message sees it left
+      throwIfAbortedElsewhere(rank);
+      if (stray >= 0)
+        SC_THROW(scRemoteError, "mismatched calls: rank ", rank, " in call #", seq, " waits in ", what, ", rank ",
+                 stray, " made another kind of call (another collective, algorithm or memory kind) as call #", seq);
+      if (!ok) {
+        std::string missing;
+        for (int r = 0; r < P; ++r)
+          if (r != rank && state[size_t(r)].seq < seq)  // a rank that came and gave up is no culprit
+            missing += cat(missing.empty() ? "" : ", ", r, " (its last call: #", state[size_t(r)].seq, ")");
+        SC_THROW(scTimeout, "deadline of ", dl.seconds, " s expired in call #", seq, ": rank ", rank,
+                 " was waiting in ", what, " for ranks that have not reached it: ", missing,
+                 "; they are the likely culprits (stopped, or busy outside sparcoll)");
+      }
+    }
+    me.waitingFor = -1;
+    SC_REQUIRE(mt.error.empty(), scRemoteError, mt.error);
+    return false;
+  }
+  // The last arriver's end of the meeting, under the lock: the call ran (error
+  // empty) or failed on every rank for `error`.
+  void complete(Meeting& mt, std::string error) {
+    mt.error = std::move(error);
+    mt.arrived = 0;
+    mt.running = false;
+    ++mt.gen;
+    cv.notify_all();
+  }
 };
 
 // The direct call of rank `rank` (on `device`, whose events are `pool`) on
@@ -177,6 +273,11 @@ struct DirectArgs {
 };
 void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>& pool, const DirectArgs& a,
                 const Deadline& dl, Transport& owner);
+// Rank `me`'s part of a planned call (Transport::runPlan): publishes it,
+// meets the others once (deadline `dl`); the last to arrive enqueues every
+// rank's plan on the ranks' streams. Throws the same error on every rank
+// when the calls differ.
+void plannedCall(World& w, int rank, const PlanRank& me, const Deadline& dl);
 // "mismatched native calls: rank q called ..., rank 0 called ..." for the
 // first rank whose call differs from rank 0's; empty when all agree.
 std::string nativeMismatch(const std::vector<NativeSig>& sig);
