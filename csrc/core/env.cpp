@@ -1,6 +1,9 @@
 #include "core/env.h"
 
+#include <strings.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "core/names.h"
@@ -76,6 +79,11 @@ constexpr Info kTable[] = {
     {V::MpiShmMaxBytes, "SPARCOLL_MPI_SHM_MAX_BYTES", "bytes, with `K` or `M`, at most `16M`",
      "16 KiB where larger messages go by single copy; otherwise 32 KiB where ranks outnumber cores, else 16 KiB",
      "the largest message through the queues; the node's ranks take the smallest", "`transport/mpi/shm.cpp`"},
+    {V::LocalPlanned, "SPARCOLL_LOCAL_PLANNED", "`0`/`off` or `1`/`on`", "on",
+     "`off`: the local transport's dense schedules on device buffers meet at every message instead of once per call "
+     "(planned calls, [GPUs](gpus.md)): the baseline planned calls are measured against; read when the ranks are "
+     "created",
+     "`transport/local/transport.cpp`"},
     {V::RanksPerNode, "SPARCOLL_RANKS_PER_NODE", "a positive integer", "the real nodes",
      "virtual nodes of k consecutive ranks for the neighbourhood collectives (hierarchical schedule, model)",
      "`neighbor/validate.cpp`"},
@@ -114,6 +122,13 @@ const Info& info(Var v) { return kTable[size_t(v)]; }
 const char* get(Var v) {
   const char* value = std::getenv(info(v).name);
   return value && *value ? value : nullptr;
+}
+
+int onOff(Var v) {
+  const char* e = get(v);
+  if (!e || !std::strcmp(e, "1") || !strcasecmp(e, "on")) return 1;
+  if (!std::strcmp(e, "0") || !strcasecmp(e, "off")) return 0;
+  return -1;
 }
 
 std::string setting(Var v) {

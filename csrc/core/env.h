@@ -34,6 +34,7 @@ enum class Var {
   MpiShm,
   MpiCma,
   MpiShmMaxBytes,
+  LocalPlanned,
   RanksPerNode,
   NbrK,
   NbrTheta,
@@ -61,6 +62,9 @@ inline const char* name(Var v) { return info(v).name; }
 // The variable's value, or nullptr when it is unset or empty: an empty value
 // counts as unset for every variable.
 const char* get(Var v);
+
+// A switch (`0`/`off`, `1`/`on`, any case): 1 on or unset, 0 off, -1 anything else.
+int onOff(Var v);
 
 // How an error message names a variable and its value: SPARCOLL_X='value'
 // (SPARCOLL_X unset when it is not set).

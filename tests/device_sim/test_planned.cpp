@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -143,6 +144,39 @@ TEST(Planned, OneMeetingPerCallAndTheHostPathsBits) {
             }
             EXPECT_EQ(simdev::liveEvents(), 0);
           }
+}
+
+// SPARCOLL_LOCAL_PLANNED=off: the baseline, a handshake per message, the
+// same bits; a bad value is refused naming the variable.
+TEST(Planned, TheBaselineMeetsAtEveryMessage) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "simulated devices are local ranks";
+  const scConfig_t cfg = config();
+  constexpr int P = 4;
+  std::vector<int> devices(P, 0);
+  std::vector<std::vector<float>> planned(P), each(P);
+  std::vector<scStats_t> stats(P);
+  const Shape& ring = shapes()[0];
+  for (const char* v : {"1", "off"}) {
+    setenv("SPARCOLL_LOCAL_PLANNED", v, 1);
+    run(
+        P,
+        [&](scComm_t comm, int rank) {
+          scStats_t a{}, b{};
+          SC_OK(comm, scCommGetStats(comm, &a));
+          (*v == '1' ? planned : each)[size_t(rank)] = call(ring, comm, rank, P, 2003, scSum, simdev::stream(), false);
+          SC_OK(comm, scCommGetStats(comm, &b));
+          if (*v == '1') EXPECT_EQ(b.rendezvous - a.rendezvous, 1u);
+          else EXPECT_EQ(b.rendezvous - a.rendezvous, (b.msgsSent - a.msgsSent) + (b.msgsRecv - a.msgsRecv));
+        },
+        &cfg, devices.data());
+  }
+  for (int r = 0; r < P; ++r) EXPECT_TRUE(sameBits(planned[size_t(r)], each[size_t(r)]));
+  setenv("SPARCOLL_LOCAL_PLANNED", "sometimes", 1);
+  std::vector<scComm_t> comms(P);
+  EXPECT_EQ(scCommInitLocal(comms.data(), P, devices.data(), &cfg), scInvalidArgument);
+  const std::string err = scGetLastError(nullptr);
+  EXPECT_NE(err.find("SPARCOLL_LOCAL_PLANNED='sometimes'"), std::string::npos) << err;
+  unsetenv("SPARCOLL_LOCAL_PLANNED");
 }
 
 // The same text on every rank, before any work is enqueued.

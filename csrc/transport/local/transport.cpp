@@ -20,6 +20,7 @@
 #include <mutex>
 
 #include "algo/ctx.h"
+#include "core/env.h"
 #include "transport/event_pool.h"
 #include "transport/factory.h"
 #include "transport/local/device.h"
@@ -58,7 +59,8 @@ class LocalRound final : public Round {
 
 class LocalTransport final : public Transport {
  public:
-  LocalTransport(std::shared_ptr<World> w, int rank, int device) : w_(std::move(w)), rank_(rank), device_(device) {}
+  LocalTransport(std::shared_ptr<World> w, int rank, int device, bool planned)
+      : w_(std::move(w)), rank_(rank), device_(device), planned_(planned) {}
   ~LocalTransport() override { localdev::destroyStream(side_); }
   const char* name() const override { return "local"; }
   Mem mem() const override { return device_ >= 0 ? Mem::Device : Mem::Host; }
@@ -138,7 +140,7 @@ class LocalTransport final : public Transport {
 
   // Device buffers: one thread enqueues every rank's schedule
   // (local/plan_call.cpp), so the ranks meet once per call.
-  bool plans() const override { return device_ >= 0; }
+  bool plans() const override { return device_ >= 0 && planned_; }
   void runPlan(const CallPlan& plan, const Ctx& c) override {
     SC_REQUIRE(!aborted_, scInvalidUsage, "local transport was aborted");
     countRendezvous();
@@ -238,6 +240,7 @@ class LocalTransport final : public Transport {
 
   std::shared_ptr<World> w_;
   const int rank_, device_;
+  const bool planned_;  // SPARCOLL_LOCAL_PLANNED
   void* side_ = nullptr;
   std::shared_ptr<EventPool> events_;
   bool aborted_ = false;
@@ -287,7 +290,7 @@ std::unique_ptr<Transport> LocalTransport::shrink(const std::vector<int>& exclud
              absent.size() == 1 ? "rank " : "ranks ", rankText(absent), " to call scCommShrink too");
   SC_REQUIRE(differ.empty(), scInvalidUsage, "scCommShrink called with different exclude lists: ", differ);
   const int newRank = int(std::lower_bound(keep.begin(), keep.end(), rank_) - keep.begin());
-  return std::make_unique<LocalTransport>(std::move(next), newRank, device_);
+  return std::make_unique<LocalTransport>(std::move(next), newRank, device_, planned_);
 }
 
 void LocalRound::wait(const Deadline& dl) {
@@ -425,6 +428,10 @@ void LocalTransport::reduceBlock(const std::vector<const void*>& S, void* dst, s
 std::vector<std::unique_ptr<scComm>> makeLocalComms(int nranks, const int* devices, const Config& cfg) {
   std::vector<int> devs(size_t(nranks), -1);
   if (devices) devs.assign(devices, devices + nranks);
+  const int planned = env::onOff(env::Var::LocalPlanned);
+  SC_ARG(planned >= 0, env::setting(env::Var::LocalPlanned),
+         ": expected 1 or on (dense schedules on device buffers meet once per call, the default), 0 or off (at every "
+         "message)");
   auto world = std::make_shared<World>(nranks, devs);
   std::vector<std::unique_ptr<scComm>> comms;
   for (int r = 0; r < nranks; ++r) {
@@ -433,7 +440,8 @@ std::vector<std::unique_ptr<scComm>> makeLocalComms(int nranks, const int* devic
     auto backend = dev >= 0 ? makeCudaBackend(dev) : makeCpuBackend();
     Config c = cfg;
     c.device = dev;
-    comms.push_back(std::make_unique<scComm>(std::make_unique<LocalTransport>(world, r, dev), std::move(backend), c));
+    comms.push_back(
+        std::make_unique<scComm>(std::make_unique<LocalTransport>(world, r, dev, planned == 1), std::move(backend), c));
   }
   return comms;
 }

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <strings.h>
 #include <new>
 #include <string>
 
@@ -76,15 +75,6 @@ uint64_t spillLinesFor(int nodeRanks) {
   uint64_t n = kShmSpillLines;
   while (n > 4 && n > budget) n /= 2;
   return n;
-}
-
-// A switch (SPARCOLL_MPI_SHM, SPARCOLL_MPI_CMA): 1 when unset; 0 for "0"
-// or "off", 1 for "1" or "on", -1 for anything else.
-int envSwitch(env::Var var) {
-  const char* e = env::get(var);
-  if (!e || !std::strcmp(e, "1") || !strcasecmp(e, "on")) return 1;
-  if (!std::strcmp(e, "0") || !strcasecmp(e, "off")) return 0;
-  return -1;
 }
 
 // Whether this process can read the memory of the next rank of the node
@@ -167,7 +157,7 @@ std::unique_ptr<ShmQueues> ShmQueues::create(MPI_Comm comm, uint64_t id) {
   } freeNode{&node};
   // A bad setting turns the queues off for all, then fails this rank's
   // communicator (after the collective, so that no rank waits for it there).
-  const int setting = envSwitch(env::Var::MpiShm), cma = envSwitch(env::Var::MpiCma);
+  const int setting = env::onOff(env::Var::MpiShm), cma = env::onOff(env::Var::MpiCma);
   const long maxSet = envMaxBytes();
   const bool on = allOf(comm, setting == 1 && cma >= 0 && maxSet != -2 && nodeSize > 1 && nodeSize <= kMaxNodeRanks);
   SC_REQUIRE(setting >= 0, scInvalidArgument, env::setting(env::Var::MpiShm), " on rank ", rank,
