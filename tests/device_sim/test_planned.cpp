@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/harness.h"
+#include "missing_rank.h"
 #include "sim_device.h"
 #include "sparcoll/sparcoll.h"
 #include "sparcoll/sparse.h"
@@ -252,40 +253,7 @@ TEST(Planned, ACallOfAnotherKindFailsFastOnEveryRank) {
 // that when it comes after all its call does not run over their buffers.
 TEST(Planned, AMissingRankIsNamedAndNoBufferIsTouchedAfterTheDeadline) {
   if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "simulated devices are local ranks";
-  scConfig_t cfg = config();
-  cfg.timeoutSeconds = 1;
-  constexpr int P = 3;
-  std::vector<int> devices(P, 0);
-  std::atomic<int> returned{0}, timedOut{0};
-  run(
-      P,
-      [&](scComm_t comm, int rank) {
-        if (rank < 2) {
-          auto buf = std::make_unique<std::vector<float>>(64, 1.0f);
-          const scResult_t rc =
-              scAllReduce(buf->data(), buf->data(), 64, scFloat32, scSum, scAlgoRing, comm, simdev::stream());
-          const std::string err = scGetLastError(comm);
-          if (rc == scTimeout) {
-            ++timedOut;
-            EXPECT_NE(err.find(
-                          "waiting in a collective call for ranks that have not reached it: 2 (its last call: #0)"),
-                      std::string::npos)
-                << err;
-          } else {
-            EXPECT_EQ(rc, scRemoteError) << err;  // the first to time out aborts
-          }
-          buf.reset();
-          ++returned;
-          return;
-        }
-        while (returned < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        std::vector<float> buf(64, 1.0f);
-        EXPECT_NE(scAllReduce(buf.data(), buf.data(), 64, scFloat32, scSum, scAlgoRing, comm, simdev::stream()),
-                  scSuccess);
-        EXPECT_EQ(buf, std::vector<float>(64, 1.0f));
-      },
-      &cfg, devices.data());
-  EXPECT_GE(timedOut, 1);
+  simdev::expectMissingRankNamed(config(), scAlgoRing, "a collective call");
 }
 
 }  // namespace
