@@ -79,10 +79,10 @@ constexpr Info kTable[] = {
     {V::MpiShmMaxBytes, "SPARCOLL_MPI_SHM_MAX_BYTES", "bytes, with `K` or `M`, at most `16M`",
      "16 KiB where larger messages go by single copy; otherwise 32 KiB where ranks outnumber cores, else 16 KiB",
      "the largest message through the queues; the node's ranks take the smallest", "`transport/mpi/shm.cpp`"},
-    {V::LocalPlanned, "SPARCOLL_LOCAL_PLANNED", "`0`/`off` or `1`/`on`", "on",
+    {V::LocalPlanned, "SPARCOLL_LOCAL_PLANNED", "`0`/`off`, `1`/`on` or `one-stream`", "on",
      "`off`: the local transport's dense schedules on device buffers meet at every message instead of once per call "
-     "(planned calls, [GPUs](gpus.md)): the baseline planned calls are measured against; read when the ranks are "
-     "created",
+     "(planned calls, [GPUs](gpus.md)), the baseline planned calls are measured against; `one-stream`: ranks on one "
+     "device also run a call's work on one stream, with no event between ranks; read when the ranks are created",
      "`transport/local/transport.cpp`"},
     {V::RanksPerNode, "SPARCOLL_RANKS_PER_NODE", "a positive integer", "the real nodes",
      "virtual nodes of k consecutive ranks for the neighbourhood collectives (hierarchical schedule, model)",

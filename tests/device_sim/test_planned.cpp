@@ -180,6 +180,57 @@ TEST(Planned, TheBaselineMeetsAtEveryMessage) {
   unsetenv("SPARCOLL_LOCAL_PLANNED");
 }
 
+// SPARCOLL_LOCAL_PLANNED=one-stream: ranks on one device run a call on one
+// stream (the last arriver's): P records of the ranks' points and one of the
+// point after, 2(P-1) waits, whatever the messages; copies only for the
+// messages not reduced on arrival; the host path's bits. Ranks on several
+// devices keep a stream each.
+TEST(Planned, OneStreamCallsWaitOnlyAtTheirEnds) {
+  if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "simulated devices are local ranks";
+  const scConfig_t cfg = config();
+  setenv("SPARCOLL_LOCAL_PLANNED", "one-stream", 1);
+  for (int P : {2, 4, 5})
+    for (const Shape& s : shapes()) {
+      SCOPED_TRACE(std::string(s.name) + " P " + std::to_string(P));
+      const size_t np = size_t(P), count = 2003;
+      std::vector<std::vector<float>> host(np), dev(np);
+      std::vector<scStats_t> stats(np);
+      run(
+          P,
+          [&](scComm_t comm, int rank) { host[size_t(rank)] = call(s, comm, rank, P, count, scSum, nullptr, false); },
+          &cfg);
+      std::vector<int> devices(np, 0);
+      const int64_t rec0 = simdev::records(), wait0 = simdev::waits(), copy0 = simdev::copies();
+      run(
+          P,
+          [&](scComm_t comm, int rank) {
+            dev[size_t(rank)] = call(s, comm, rank, P, count, scSum, simdev::stream(), false);
+            SC_OK(comm, scCommGetStats(comm, &stats[size_t(rank)]));
+          },
+          &cfg, devices.data());
+      uint64_t recvs = 0, reduced = 0;
+      for (const scStats_t& x : stats) {
+        recvs += x.msgsRecv;
+        reduced += x.msgsReduced;
+        EXPECT_EQ(x.rendezvous, 1u);
+      }
+      EXPECT_EQ(simdev::records() - rec0, P + 1);
+      EXPECT_EQ(simdev::waits() - wait0, 2 * (P - 1));
+      EXPECT_EQ(uint64_t(simdev::copies() - copy0), recvs - reduced);
+      for (int r = 0; r < P; ++r) EXPECT_TRUE(sameBits(dev[size_t(r)], host[size_t(r)])) << "rank " << r;
+      EXPECT_EQ(simdev::liveEvents(), 0);
+      std::vector<int> each(np);
+      for (int r = 0; r < P; ++r) each[size_t(r)] = r;
+      run(
+          P,
+          [&](scComm_t comm, int rank) {
+            EXPECT_TRUE(sameBits(call(s, comm, rank, P, count, scSum, simdev::stream(), false), host[size_t(rank)]));
+          },
+          &cfg, each.data());
+    }
+  unsetenv("SPARCOLL_LOCAL_PLANNED");
+}
+
 // The same text on every rank, before any work is enqueued.
 TEST(Planned, MismatchedCallsFailOnEveryRankWithOneText) {
   if (sctest::mode() == sctest::Mode::Mpi) GTEST_SKIP() << "simulated devices are local ranks";

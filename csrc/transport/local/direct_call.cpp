@@ -75,18 +75,7 @@ void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>
     pool->put(ready);
   });
   if (!last) {
-    void* done = d.done;
-    lk.unlock();
-    std::exception_ptr failed;
-    try {
-      localdev::streamWait(device, a.stream, done);
-    } catch (...) {
-      failed = std::current_exception();
-    }
-    lk.lock();
-    // The last wait on it is enqueued (or failed): back to the executor's pool.
-    if (--d.waitsLeft == 0) d.donePool->put(done);
-    if (failed) std::rethrow_exception(failed);
+    waitDone(d.meet, lk, device, a.stream);
     return;
   }
   // The last to arrive: every rank's point is recorded, so its stream can
@@ -117,10 +106,7 @@ void directCall(World& w, int rank, int device, const std::shared_ptr<EventPool>
   // Every wait on the ranks' points is enqueued (or none will be).
   for (int r = 0; r < w.P; ++r) poolOf[r]->put(readyOf[r]);
   lk.lock();
-  d.done = done;
-  d.donePool = pool;
-  d.waitsLeft = w.P - 1;
-  w.complete(d.meet, error);
+  w.complete(d.meet, error, done, pool);
   lk.unlock();
   if (failed) std::rethrow_exception(failed);
   SC_REQUIRE(error.empty(), scRemoteError, error);

@@ -59,8 +59,10 @@ class LocalRound final : public Round {
 
 class LocalTransport final : public Transport {
  public:
-  LocalTransport(std::shared_ptr<World> w, int rank, int device, bool planned)
-      : w_(std::move(w)), rank_(rank), device_(device), planned_(planned) {}
+  // How dense schedules on device buffers run (SPARCOLL_LOCAL_PLANNED).
+  enum class Plans { Off, Streams, OneStream };
+  LocalTransport(std::shared_ptr<World> w, int rank, int device, Plans plans)
+      : w_(std::move(w)), rank_(rank), device_(device), plans_(plans) {}
   ~LocalTransport() override { localdev::destroyStream(side_); }
   const char* name() const override { return "local"; }
   Mem mem() const override { return device_ >= 0 ? Mem::Device : Mem::Host; }
@@ -140,11 +142,12 @@ class LocalTransport final : public Transport {
 
   // Device buffers: one thread enqueues every rank's schedule
   // (local/plan_call.cpp), so the ranks meet once per call.
-  bool plans() const override { return device_ >= 0 && planned_; }
+  bool plans() const override { return device_ >= 0 && plans_ != Plans::Off; }
   void runPlan(const CallPlan& plan, const Ctx& c) override {
     SC_REQUIRE(!aborted_, scInvalidUsage, "local transport was aborted");
     countRendezvous();
-    local::plannedCall(*w_, rank_, {&plan, &c, this, events().get(), side(), device_, seq_, sig_}, c.dl);
+    const bool one = plans_ == Plans::OneStream && w_->oneDevice();
+    local::plannedCall(*w_, rank_, {&plan, &c, this, events(), one ? nullptr : side(), device_, seq_, sig_, one}, c.dl);
   }
 
   // Shared-memory baseline: every rank reduces its block straight from all
@@ -240,7 +243,7 @@ class LocalTransport final : public Transport {
 
   std::shared_ptr<World> w_;
   const int rank_, device_;
-  const bool planned_;  // SPARCOLL_LOCAL_PLANNED
+  const Plans plans_;
   void* side_ = nullptr;
   std::shared_ptr<EventPool> events_;
   bool aborted_ = false;
@@ -290,7 +293,7 @@ std::unique_ptr<Transport> LocalTransport::shrink(const std::vector<int>& exclud
              absent.size() == 1 ? "rank " : "ranks ", rankText(absent), " to call scCommShrink too");
   SC_REQUIRE(differ.empty(), scInvalidUsage, "scCommShrink called with different exclude lists: ", differ);
   const int newRank = int(std::lower_bound(keep.begin(), keep.end(), rank_) - keep.begin());
-  return std::make_unique<LocalTransport>(std::move(next), newRank, device_, planned_);
+  return std::make_unique<LocalTransport>(std::move(next), newRank, device_, plans_);
 }
 
 void LocalRound::wait(const Deadline& dl) {
@@ -428,10 +431,15 @@ void LocalTransport::reduceBlock(const std::vector<const void*>& S, void* dst, s
 std::vector<std::unique_ptr<scComm>> makeLocalComms(int nranks, const int* devices, const Config& cfg) {
   std::vector<int> devs(size_t(nranks), -1);
   if (devices) devs.assign(devices, devices + nranks);
-  const int planned = env::onOff(env::Var::LocalPlanned);
-  SC_ARG(planned >= 0, env::setting(env::Var::LocalPlanned),
-         ": expected 1 or on (dense schedules on device buffers meet once per call, the default), 0 or off (at every "
-         "message)");
+  const char* how = env::get(env::Var::LocalPlanned);
+  const int onOff = env::onOff(env::Var::LocalPlanned);
+  const bool one = how && std::strcmp(how, "one-stream") == 0;
+  SC_ARG(onOff >= 0 || one, env::setting(env::Var::LocalPlanned),
+         ": expected 1 or on (dense schedules on device buffers meet once per call, the default), one-stream (and "
+         "ranks on one device run on one stream), 0 or off (meet at every message)");
+  const auto plans = one     ? LocalTransport::Plans::OneStream
+                     : onOff ? LocalTransport::Plans::Streams
+                             : LocalTransport::Plans::Off;
   auto world = std::make_shared<World>(nranks, devs);
   std::vector<std::unique_ptr<scComm>> comms;
   for (int r = 0; r < nranks; ++r) {
@@ -441,7 +449,7 @@ std::vector<std::unique_ptr<scComm>> makeLocalComms(int nranks, const int* devic
     Config c = cfg;
     c.device = dev;
     comms.push_back(
-        std::make_unique<scComm>(std::make_unique<LocalTransport>(world, r, dev, planned == 1), std::move(backend), c));
+        std::make_unique<scComm>(std::make_unique<LocalTransport>(world, r, dev, plans), std::move(backend), c));
   }
   return comms;
 }

@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,18 +62,52 @@ struct Meeting {
   uint64_t gen = 0;      // meetings completed; a rank waits for the one it arrived in
   bool running = false;  // the last arriver runs the call: nobody withdraws now
   std::string error;     // the last meeting's call failed on every rank, for this reason
+  // Where the last arriver ran the call on its own stream: the point after
+  // it, from its pool (shared: the pool must outlive the others' waits),
+  // which every other rank's stream waits for (waitDone).
+  void* done = nullptr;
+  std::shared_ptr<EventPool> donePool;
+  int waitsLeft = 0;
 };
+
+// A rank other than the last arriver, after the meeting (lock held in lk):
+// `stream` (of `device`) waits for the point after the call's work, when
+// there is one; the last wait gives the event back.
+inline void waitDone(Meeting& mt, std::unique_lock<std::mutex>& lk, int device, void* stream) {
+  void* done = mt.done;
+  if (!done) return;
+  lk.unlock();
+  std::exception_ptr failed;
+  try {
+    localdev::streamWait(device, stream, done);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  lk.lock();
+  if (--mt.waitsLeft == 0) {  // the last wait on it is enqueued (or failed)
+    mt.donePool->put(done);
+    mt.done = nullptr;
+    mt.donePool.reset();
+  }
+  if (failed) std::rethrow_exception(failed);
+}
 
 // A rank's part of a planned call (Transport::plans; transport/local/plan_call.cpp).
 struct PlanRank {
-  const CallPlan* plan = nullptr;  // null: not there (not arrived, or withdrawn)
-  const Ctx* ctx = nullptr;        // the rank's backend, stream and call
-  Transport* owner = nullptr;      // counts the events created
-  EventPool* events = nullptr;     // the rank's events
-  void* side = nullptr;            // the rank's copy stream
+  const CallPlan* plan = nullptr;     // null: not there (not arrived, or withdrawn)
+  const Ctx* ctx = nullptr;           // the rank's backend, stream and call
+  Transport* owner = nullptr;         // counts the events created
+  std::shared_ptr<EventPool> events;  // the rank's events
+  void* side = nullptr;               // the rank's copy stream
   int device = -1;
   uint64_t seq = 0;  // the call and its signature's hash
   uint32_t sig = 0;
+  // All ranks on one device and SPARCOLL_LOCAL_PLANNED=one-stream: the last
+  // arriver runs every rank's plan on its own stream, in order, with no event
+  // between ranks; `ready` is this rank's stream at the call, which it waits
+  // for first.
+  bool oneStream = false;
+  void* ready = nullptr;
 };
 
 // A one-device direct call being assembled (transport/local/direct.h): every
@@ -86,9 +121,6 @@ struct DirectCall {
   std::vector<std::shared_ptr<EventPool>> pool;
   std::vector<NativeSig> sig;
   Meeting meet;
-  void* done = nullptr;  // the executor's stream after the kernel
-  std::shared_ptr<EventPool> donePool;
-  int waitsLeft = 0;  // ranks yet to enqueue their wait for `done`
 };
 
 struct World {
@@ -251,8 +283,12 @@ struct World {
     return false;
   }
   // The last arriver's end of the meeting, under the lock: the call ran (error
-  // empty) or failed on every rank for `error`.
-  void complete(Meeting& mt, std::string error) {
+  // empty) or failed on every rank for `error`; `done` (from `pool`): the
+  // point after the work on its stream that the others must wait for, or null.
+  void complete(Meeting& mt, std::string error, void* done = nullptr, std::shared_ptr<EventPool> pool = nullptr) {
+    mt.done = done;
+    mt.donePool = std::move(pool);
+    mt.waitsLeft = P - 1;
     mt.error = std::move(error);
     mt.arrived = 0;
     mt.running = false;

@@ -11,17 +11,23 @@
 # own copy bandwidth (kernel_perf's copy rows) is the bound the 64 MiB times
 # are compared with; the sparse allreduce at N = 2^24 floats, density 0.1 %,
 # dense output, against the dense allreduce in the same run. The schedules run
-# twice, alternated: as planned calls (one meeting per call, the default) and
-# with SPARCOLL_LOCAL_PLANNED=off (a meeting at every message), the baseline.
+# three ways, one after the other at each size: as planned calls (one meeting
+# per call, a stream per rank: the default), with
+# SPARCOLL_LOCAL_PLANNED=one-stream (the call's work on one stream) and with
+# SPARCOLL_LOCAL_PLANNED=off (a meeting at every message), the baseline.
 step_device_path() {
   local rc=0 out=$logs/device-path
   mkdir -p "$out"
   run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 8 -e 8 -A ring,rabenseifner,recdbl,native -c 1 \
     -J "$out/allreduce-8B.jsonl" || rc=1
+  SPARCOLL_LOCAL_PLANNED=one-stream run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 8 -e 8 \
+    -A ring,rabenseifner,recdbl -c 1 -J "$out/allreduce-8B-one-stream.jsonl" || rc=1
   SPARCOLL_LOCAL_PLANNED=off run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 8 -e 8 \
     -A ring,rabenseifner,recdbl -c 1 -J "$out/allreduce-8B-per-message.jsonl" || rc=1
   run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 1M -e 64M -f 64 -A ring,rabenseifner,recdbl,native -c 1 \
     -J "$out/allreduce-1M-64M.jsonl" || rc=1
+  SPARCOLL_LOCAL_PLANNED=one-stream run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 1M -e 64M -f 64 \
+    -A ring,rabenseifner,recdbl -c 1 -J "$out/allreduce-1M-64M-one-stream.jsonl" || rc=1
   SPARCOLL_LOCAL_PLANNED=off run_bench all_reduce_perf -t local -p 4 -D 1 -d float -b 1M -e 64M -f 64 \
     -A ring,rabenseifner,recdbl -c 1 -J "$out/allreduce-1M-64M-per-message.jsonl" || rc=1
   run_bench kernel_perf || rc=1
@@ -30,7 +36,9 @@ step_device_path() {
   "${SPARCOLL_PYTHON:-python3}" - "$out"/allreduce-*.jsonl <<'PY' || rc=1
 import json, sys
 for path in sys.argv[1:]:
-    print("per-message baseline (SPARCOLL_LOCAL_PLANNED=off):" if "per-message" in path else "planned calls:")
+    print("per-message baseline (SPARCOLL_LOCAL_PLANNED=off):" if "per-message" in path
+          else "planned calls on one stream (SPARCOLL_LOCAL_PLANNED=one-stream):" if "one-stream" in path
+          else "planned calls:")
     for line in open(path):
         r = json.loads(line)
         if r.get("in_place"):
